@@ -195,6 +195,23 @@ fn adequacy_text(adequacy: &Adequacy) -> String {
                     .as_ref()
                     .map(|e| format!("; {e}"))
                     .unwrap_or_default();
+                let files: String = t
+                    .files
+                    .iter()
+                    .map(|f| {
+                        let not_run = match f.not_run {
+                            0 => String::new(),
+                            n => format!(", {n} not run"),
+                        };
+                        format!(
+                            "\n    file {}: killed {} of {} mutants ({}%){not_run}",
+                            f.path,
+                            f.killed,
+                            f.mutants,
+                            f.killed_share() / 10
+                        )
+                    })
+                    .collect();
                 let survived: String = t
                     .survived
                     .iter()
@@ -206,7 +223,7 @@ fn adequacy_text(adequacy: &Adequacy) -> String {
                     .map(|n| format!("\n    not measured: {} ({})", n.path, n.why))
                     .collect();
                 format!(
-                    "  adequacy of task {} (step {}): {measured}{error}{survived}{unmeasured}\n",
+                    "  adequacy of task {} (step {}): {measured}{error}{files}{survived}{unmeasured}\n",
                     t.task, t.step
                 )
             })

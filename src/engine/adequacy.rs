@@ -40,6 +40,10 @@ pub(crate) struct Task<'a> {
     /// step of the task pinned (src/engine/proof/adequacy.rs, `tests_as_squashed`): put in
     /// as it has them for the runs (taken out where it has none).
     pub as_squashed: (&'a str, &'a [String]),
+    /// The files a pinned RED command runs as its program or script, which the end tree
+    /// holds (src/engine/proof/adequacy.rs, `witnesses`): test code, never mutated, and
+    /// among `as_squashed`'s, put in as the squash has them.
+    pub witnesses: &'a [String],
 }
 
 /// A code file the task changed: its path, its text at the task's end, and the lines of it
@@ -54,6 +58,9 @@ pub(crate) struct CodeFile {
 pub(crate) struct Planned {
     pub path: String,
     pub name: String,
+    /// The line the built-in mutator changed; `None` for a tool's mutant: the budget spreads
+    /// over lines only where they are known ([`mutate::budget_keeps`]).
+    pub line: Option<usize>,
     text: String,
 }
 
@@ -70,6 +77,7 @@ impl Planned {
         Planned {
             path: path.to_string(),
             name: format!("{path} taken out"),
+            line: None,
             text: if run { NOT_CODE } else { "" }.to_string(),
         }
     }
@@ -140,7 +148,9 @@ pub(crate) fn task_files(
     // In-process: a `git diff` per task would cost the final check a process per task.
     for path in session.store.changed_paths(task.start, task.end)? {
         let test = config.is_test_path(&path);
-        if test && (pinned(&path) || is_harness(&path, task.red)) {
+        if (test && (pinned(&path) || is_harness(&path, task.red)))
+            || task.witnesses.contains(&path)
+        {
             continue;
         }
         let entry = session.store.tree_entry(task.end, &path)?;
@@ -257,34 +267,53 @@ pub(crate) fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
                 .map(|m| Planned {
                     path: m.path.clone(),
                     name: m.name(),
+                    line: Some(m.line),
                     text: m.apply(&f.text),
                 })
         })
         .collect()
 }
 
-/// The built-in mutator's mutants of `files` within `budget` ([`mutate::within_budget`]:
-/// the first of every changed line before the second of any), in its order, and the file of
-/// each mutant past it (one entry each), not run.
-pub(crate) fn builtin_within(files: &[CodeFile], budget: usize) -> (Vec<Planned>, Vec<String>) {
-    let all: Vec<(&CodeFile, mutate::Mutant)> = files
+/// The built-in mutator's mutants of `files` that are run, in its order: but for one that
+/// leaves a JSON or TOML file unreadable ([`mutate::breaks_data_syntax`]), which any test
+/// that reads the file kills, and which is left out rather than counted.
+pub(crate) fn builtin_readable(files: &[CodeFile]) -> Vec<Planned> {
+    files
         .iter()
         .flat_map(|f| {
             mutate::mutants(&f.path, &f.text, &f.lines)
                 .into_iter()
-                .map(move |m| (f, m))
+                .filter_map(|m| {
+                    let text = m.apply(&f.text);
+                    (!mutate::breaks_data_syntax(&f.path, &f.text, &text)).then(|| Planned {
+                        path: m.path.clone(),
+                        name: m.name(),
+                        line: Some(m.line),
+                        text,
+                    })
+                })
         })
-        .collect();
-    let plain: Vec<mutate::Mutant> = all.iter().map(|(_, m)| m.clone()).collect();
-    let keep = mutate::within_budget(&plain, budget);
+        .collect()
+}
+
+/// The built-in mutator's mutants of `files` within `budget` ([`mutate::within_budget`]:
+/// every file's first before any file's second, then the first of every changed line
+/// before the second of any), in its order, and the file of each mutant past it (one entry
+/// each), not run.
+pub(crate) fn builtin_within(files: &[CodeFile], budget: usize) -> (Vec<Planned>, Vec<String>) {
+    split_within(builtin_readable(files), budget)
+}
+
+/// `mutants` (in the order made) within `budget`, by [`mutate::budget_keeps`], and the file
+/// of each past it (one entry each).
+pub(crate) fn split_within(mutants: Vec<Planned>, budget: usize) -> (Vec<Planned>, Vec<String>) {
+    let keys: Vec<(&str, Option<usize>)> =
+        mutants.iter().map(|m| (m.path.as_str(), m.line)).collect();
+    let keep = mutate::budget_keeps(&keys, budget);
     let (mut run, mut past) = (Vec::new(), Vec::new());
-    for ((f, m), keep) in all.into_iter().zip(keep) {
+    for (m, keep) in mutants.into_iter().zip(keep) {
         if keep {
-            run.push(Planned {
-                path: m.path.clone(),
-                name: m.name(),
-                text: m.apply(&f.text),
-            });
+            run.push(m);
         } else {
             past.push(m.path);
         }
@@ -620,6 +649,7 @@ pub(crate) fn mutmut_mutants(
         out.push(Planned {
             path: path.to_string(),
             name: r.name(),
+            line: None,
             text,
         });
     }
@@ -736,17 +766,12 @@ pub(crate) fn cosmic_ray_mutants(
 ) -> Result<Result<MadeAndUnmade, String>, EngineError> {
     let made = cosmic_ray_session(worktree, files, limit, budget);
     worktree.reset()?;
-    let listed = match made? {
+    let (listed, unmade) = match made? {
         Ok(listed) => listed,
         Err(why) => return Ok(Err(why)),
     };
-    let unmade: Vec<String> = listed
-        .iter()
-        .skip(budget)
-        .map(|(f, _)| f.path.clone())
-        .collect();
     let mut out = Vec::new();
-    for (f, m) in listed.into_iter().take(budget) {
+    for (f, m) in listed {
         let text = match m.mutant(&f.text) {
             Ok(text) => text,
             Err(why) => return Ok(Err(why)),
@@ -755,6 +780,7 @@ pub(crate) fn cosmic_ray_mutants(
             out.push(Planned {
                 path: f.path.clone(),
                 name,
+                line: None,
                 text,
             });
         }
@@ -768,31 +794,41 @@ type MadeAndUnmade = (Vec<Planned>, Vec<String>);
 /// A mutation cosmic-ray's session made, and the file it is of.
 type Listed<'f> = (&'f CodeFile, cosmic_ray::Mutation);
 
-/// The mutations cosmic-ray's sessions listed of the changed lines of `files`, each with its
-/// file, file by file in [`cosmic_ray::mutations`]' order, those within `budget` made; before
-/// the worktree is reset. Each session is listed before `exec` and its line filter given only
-/// the lines of the mutations within the budget, so `exec`, ~20 ms CPU a mutant on a large
-/// file, makes about `budget`, not every mutation of a large task's lines.
+/// The mutations cosmic-ray's sessions made of the changed lines of `files` within
+/// `budget`, each with its file, file by file in [`cosmic_ray::mutations`]' order, and the
+/// file of each listed past the budget; before the worktree is reset. Every file's session
+/// is listed first, so that the budget takes every file's first mutation before any file's
+/// second ([`mutate::budget_keeps`]); then each file's line filter is given only the lines
+/// of its mutations within the budget, so `exec`, ~20 ms CPU a mutant on a large file, makes
+/// about `budget`, not every mutation of a large task's lines.
 fn cosmic_ray_session<'f>(
     worktree: &mut TaskWorktree,
     files: &'f [CodeFile],
     limit: Duration,
     budget: usize,
-) -> Result<Result<Vec<Listed<'f>>, String>, EngineError> {
+) -> Result<Result<ListedAndUnmade<'f>, String>, EngineError> {
     let started = Instant::now();
     let ours = tempfile::tempdir().map_err(io_error("make cosmic-ray's session directory"))?;
     let left = || limit.saturating_sub(started.elapsed());
-    let mut listed = Vec::new();
-    for (n, f) in files.iter().enumerate() {
-        let config_path = ours.path().join(format!("{n}.toml"));
-        let session = ours.path().join(format!("{n}.sqlite"));
-        std::fs::write(&config_path, cosmic_ray::config(&f.path, &f.lines))
-            .map_err(io_error("write cosmic-ray's configuration"))?;
-        let (config, session) = (
-            shell_quote(&config_path.to_string_lossy()),
+    let paths = |n: usize| {
+        (
+            ours.path().join(format!("{n}.toml")),
+            ours.path().join(format!("{n}.sqlite")),
+        )
+    };
+    let quoted = |n: usize| {
+        let (config, session) = paths(n);
+        (
+            shell_quote(&config.to_string_lossy()),
             shell_quote(&session.to_string_lossy()),
-        );
-        let dump = format!("cosmic-ray dump {session}");
+        )
+    };
+    // Every file's mutations, listed before any is made.
+    let mut all: Vec<Vec<cosmic_ray::Mutation>> = Vec::new();
+    for (n, f) in files.iter().enumerate() {
+        std::fs::write(paths(n).0, cosmic_ray::config(&f.path, &f.lines))
+            .map_err(io_error("write cosmic-ray's configuration"))?;
+        let (config, session) = quoted(n);
         if let Err(why) = stdout_of(
             worktree,
             &format!("cosmic-ray init {config} {session}"),
@@ -800,21 +836,38 @@ fn cosmic_ray_session<'f>(
         )? {
             return Ok(Err(why));
         }
-        let all = match stdout_of(worktree, &dump, left())?
+        match stdout_of(worktree, &format!("cosmic-ray dump {session}"), left())?
             .and_then(|d| cosmic_ray::mutations(&d, &f.path, &f.lines))
         {
-            Ok(all) => all,
+            Ok(listed) => all.push(listed),
             Err(why) => return Ok(Err(why)),
-        };
-        let room = budget.saturating_sub(listed.len());
-        if room == 0 || all.is_empty() {
+        }
+    }
+    let keys: Vec<(&str, Option<usize>)> = files
+        .iter()
+        .zip(&all)
+        // In cosmic-ray's order within a file, after every file's first.
+        .flat_map(|(f, listed)| listed.iter().map(|_| (f.path.as_str(), None)))
+        .collect();
+    let mut keep = mutate::budget_keeps(&keys, budget).into_iter();
+    let (mut made, mut unmade) = (Vec::new(), Vec::new());
+    for (n, (f, listed)) in files.iter().zip(all).enumerate() {
+        let kept: Vec<bool> = keep.by_ref().take(listed.len()).collect();
+        if !kept.contains(&true) {
             // Past the budget: counted, never made.
-            listed.extend(all.into_iter().map(|m| (f, m)));
+            unmade.extend(listed.iter().map(|_| f.path.clone()));
             continue;
         }
-        let lines = cosmic_ray::lines_of_first(&all, room);
-        std::fs::write(&config_path, cosmic_ray::config(&f.path, &lines))
+        let within: Vec<cosmic_ray::Mutation> = listed
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| **k)
+            .map(|(m, _)| m.clone())
+            .collect();
+        let lines = cosmic_ray::lines_of_first(&within, within.len());
+        std::fs::write(paths(n).0, cosmic_ray::config(&f.path, &lines))
             .map_err(io_error("write cosmic-ray's configuration"))?;
+        let (config, session) = quoted(n);
         for step in [
             format!("cr-filter-lines --config {config} {session}"),
             format!("cosmic-ray exec {config} {session}"),
@@ -823,16 +876,21 @@ fn cosmic_ray_session<'f>(
                 return Ok(Err(why));
             }
         }
-        match stdout_of(worktree, &dump, left())?
+        match stdout_of(worktree, &format!("cosmic-ray dump {session}"), left())?
             .and_then(|d| cosmic_ray::mutations(&d, &f.path, &f.lines))
         {
-            Ok(found) if found.len() == all.len() => {
-                listed.extend(found.into_iter().map(|m| (f, m)))
+            Ok(found) if found.len() == listed.len() => {
+                for (m, k) in found.into_iter().zip(&kept) {
+                    match k {
+                        true => made.push((f, m)),
+                        false => unmade.push(f.path.clone()),
+                    }
+                }
             }
             Ok(found) => {
                 return Ok(Err(format!(
                     "cosmic-ray's session listed {} mutations of {}'s changed lines, then {}",
-                    all.len(),
+                    listed.len(),
                     f.path,
                     found.len()
                 )));
@@ -840,8 +898,11 @@ fn cosmic_ray_session<'f>(
             Err(why) => return Ok(Err(why)),
         }
     }
-    Ok(Ok(listed))
+    Ok(Ok((made, unmade)))
 }
+
+/// The mutations made within the budget, each with its file, and the file of each past it.
+type ListedAndUnmade<'f> = (Vec<Listed<'f>>, Vec<String>);
 
 /// Stryker's mutants of `files`, made in the task's worktree by one `stryker run` with our
 /// configuration (src/workflow/stryker.rs; it, the report and Stryker's sandbox in a
@@ -905,6 +966,7 @@ pub(crate) fn stryker_mutants(
         out.push(Planned {
             path: m.path.clone(),
             name: m.name(&f.text),
+            line: None,
             text,
         });
     }
@@ -981,6 +1043,7 @@ pub(crate) fn cargo_mutants_mutants(
                 .map(|m| Planned {
                     path: m.path.clone(),
                     name: m.name(),
+                    line: Some(m.line),
                     text: m.apply(&f.text),
                 }),
         );
@@ -999,6 +1062,7 @@ pub(crate) fn cargo_mutants_mutants(
         out.push(Planned {
             path: m.path.clone(),
             name: m.name(&f.text),
+            line: None,
             text,
         });
     }

@@ -415,22 +415,63 @@ fn matching_paren(line: &str, open: usize) -> Option<usize> {
     None
 }
 
+/// Whether `after`, a mutant of the data file `path` (`.json`, `.toml`, not code by its
+/// kind), no longer parses where `before` did: a broken configuration fails every run that
+/// reads it, so such a mutant is "killed" by any test and says nothing of it; the mutator
+/// drops it, where counted it would pad the share (docs/integrity.md, "Adequacy by
+/// mutation"). A file of another kind, or one that did not parse before, keeps every mutant.
+pub fn breaks_data_syntax(path: &str, before: &str, after: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let parses = |text: &str| -> Option<bool> {
+        if name.ends_with(".json") {
+            Some(serde_json::from_str::<serde_json::Value>(text).is_ok())
+        } else if name.ends_with(".toml") {
+            Some(text.parse::<toml::Table>().is_ok())
+        } else {
+            None
+        }
+    };
+    parses(before) == Some(true) && parses(after) == Some(false)
+}
+
 /// Which of `mutants` (in the mutator's order) are run within a budget of `budget`: the
-/// first of every changed line before the second of any (by line, in order), then the
-/// second, and so on; those kept stay in the mutator's order. Lines padded with easily
-/// killed mutants would otherwise spend the budget before the rest of the code has one
-/// (docs/integrity.md, "Adequacy by mutation").
+/// first mutant of every file before the second of any, then the first of every changed
+/// line before the second of any (by line, in order), then the second, and so on; those kept
+/// stay in the mutator's order. Lines padded with easily killed mutants would otherwise spend
+/// the budget before the rest of the code has one, and a file padded so would leave another
+/// file with none run (docs/integrity.md, "Adequacy by mutation").
 pub fn within_budget(mutants: &[Mutant], budget: usize) -> Vec<bool> {
-    let mut rank = Vec::with_capacity(mutants.len());
+    let keys: Vec<(&str, Option<usize>)> = mutants
+        .iter()
+        .map(|m| (m.path.as_str(), Some(m.line)))
+        .collect();
+    budget_keeps(&keys, budget)
+}
+
+/// [`within_budget`] for mutants known by their file and line (`None`: a tool's, whose line
+/// is not known here), in the order they were made: every file's first before any file's
+/// second, then each line's first before any line's second; a mutant of no known line
+/// follows the first of its file in the order made.
+pub fn budget_keeps(keys: &[(&str, Option<usize>)], budget: usize) -> Vec<bool> {
+    let mut rank = Vec::with_capacity(keys.len());
+    let mut files: BTreeMap<&str, ()> = BTreeMap::new();
     let mut seen: BTreeMap<(&str, usize), usize> = BTreeMap::new();
-    for m in mutants {
-        let n = seen.entry((m.path.as_str(), m.line)).or_default();
-        rank.push(*n);
-        *n += 1;
+    for &(path, line) in keys {
+        let first_of_file = files.insert(path, ()).is_none();
+        let n = match line {
+            Some(line) => {
+                let n = seen.entry((path, line)).or_default();
+                *n += 1;
+                *n
+            }
+            None => 1,
+        };
+        // Every file's first mutant ranks 0, before the first of any other line (1).
+        rank.push(if first_of_file { 0 } else { n });
     }
-    let mut order: Vec<usize> = (0..mutants.len()).collect();
+    let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_by_key(|&i| (rank[i], i));
-    let mut keep = vec![false; mutants.len()];
+    let mut keep = vec![false; keys.len()];
     for i in order.into_iter().take(budget) {
         keep[i] = true;
     }
@@ -467,11 +508,91 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(kept(0), Vec::<&str>::new());
-        assert_eq!(kept(2), ["a", "d"]);
+        // Each file's first before any file's second.
+        assert_eq!(kept(2), ["a", "e"]);
         assert_eq!(kept(3), ["a", "d", "e"]);
         assert_eq!(kept(4), ["a", "b", "d", "e"]);
         assert_eq!(kept(5), ["a", "b", "d", "e", "f"]);
         assert_eq!(kept(9), ["a", "b", "c", "d", "e", "f"]);
+    }
+
+    #[test]
+    fn a_file_padded_with_lines_does_not_starve_another_file_of_the_budget() {
+        let m = |path: &str, line: usize| Mutant {
+            path: path.into(),
+            line,
+            what: format!("{path}:{line}"),
+            replacement: None,
+        };
+        // Ten padded lines of a.sh, two mutants each, then one line of b.sh, then c.sh.
+        let mut all: Vec<Mutant> = (1..=10)
+            .flat_map(|l| [m("a.sh", l), m("a.sh", l)])
+            .collect();
+        all.push(m("b.sh", 1));
+        all.push(m("b.sh", 1));
+        all.push(m("c.sh", 4));
+        let kept = |budget| {
+            within_budget(&all, budget)
+                .iter()
+                .zip(&all)
+                .filter(|(k, _)| **k)
+                .map(|(_, m)| m.what.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kept(3), ["a.sh:1", "b.sh:1", "c.sh:4"]);
+        // Then a line's first, by line, before a line's second.
+        assert_eq!(kept(5), ["a.sh:1", "a.sh:2", "a.sh:3", "b.sh:1", "c.sh:4"]);
+        // The same every time, whatever the budget: a larger budget keeps what a smaller kept.
+        for budget in 0..all.len() {
+            let (small, large) = (within_budget(&all, budget), within_budget(&all, budget + 1));
+            assert!(small.iter().zip(&large).all(|(s, l)| !s || *l), "{budget}");
+            assert_eq!(small.iter().filter(|k| **k).count(), budget);
+        }
+        // A tool's mutants (no line known): each file's first, then the tool's order.
+        let tool = [
+            ("x.py", None),
+            ("x.py", None),
+            ("x.py", None),
+            ("y.py", None),
+        ];
+        assert_eq!(budget_keeps(&tool, 2), [true, false, false, true]);
+        assert_eq!(budget_keeps(&tool, 3), [true, true, false, true]);
+    }
+
+    #[test]
+    fn a_mutant_that_leaves_a_json_or_toml_file_unreadable_is_dropped() {
+        let json = "{\n  \"factor\": 2,\n  \"name\": \"calc\"\n}\n";
+        let kept = |path: &str, text: &str| -> Vec<String> {
+            mutants(path, text, &(1..=text.lines().count()).collect::<Vec<_>>())
+                .into_iter()
+                .filter(|m| !breaks_data_syntax(path, text, &m.apply(text)))
+                .map(|m| m.name())
+                .collect()
+        };
+        // The constant changed and the first key removed stay; the last key removed leaves a
+        // trailing comma, which no JSON reader takes.
+        assert_eq!(
+            kept("conf/calc.json", json),
+            [
+                "conf/calc.json:2 `2` → `3`",
+                "conf/calc.json:2 line removed"
+            ]
+        );
+        let toml = "factors = [\n  2,\n  3,\n]\n";
+        assert_eq!(
+            kept("calc.toml", toml),
+            [
+                "calc.toml:2 `2` → `3`",
+                "calc.toml:2 line removed",
+                "calc.toml:3 `3` → `4`",
+                "calc.toml:3 line removed"
+            ]
+        );
+        // Unreadable before: not judged; another kind: not judged.
+        assert!(!breaks_data_syntax("a.json", "{", "}"));
+        assert!(!breaks_data_syntax("a.sh", "echo 1", "echo ("));
+        assert!(breaks_data_syntax("A.JSON", "{}", "{"));
+        assert!(breaks_data_syntax("p/Cargo.toml", "a = 1", "a = "));
     }
 
     const CALC: &str = "#!/bin/sh\n# a calculator\ncase \"$1\" in\n  add) echo $(( $2 + $3 ));;\n  mul) echo $(( $2 * $3 ));;\n  *) echo \"usage\" >&2; exit 2;;\nesac\n";

@@ -262,9 +262,10 @@ pub struct TaskAdequacy {
     /// Why nothing was measured (`the test fails on the task's own code`), when nothing was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<String>,
-    /// The same, per code file with mutants, where the task's mutants are of more than one
-    /// (of one, the task's own counts are the file's): each file is judged on its own, so
-    /// that kills in one cannot hide survivors in another (docs/integrity.md).
+    /// The same, per code file with mutants (run or not run), one file too: the files
+    /// measured, named; each is judged on its own, so that kills in one cannot hide
+    /// survivors in another (docs/integrity.md). Notes made before named them only where
+    /// there were several.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileAdequacy>,
     /// The files the task changed that were not measured, and why (`the tests do not notice

@@ -69,7 +69,8 @@ fn a_test_that_only_greps_is_named_with_its_surviving_mutants_in_report() {
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 3, "killed": 1,
-            "survived": ["calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"]}])
+            "survived": ["calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
+            "files": [{"path": "calc.sh", "mutants": 3, "killed": 1}]}])
     );
 }
 
@@ -104,7 +105,8 @@ fn an_honest_test_kills_the_mutants_and_is_accepted_in_enforce() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(
         final_note(&repo)["adequacy"],
-        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4}])
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}])
     );
 }
 
@@ -269,7 +271,8 @@ fn the_mutant_budget_caps_what_runs_and_counts_the_rest() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(
         final_note(&repo)["adequacy"],
-        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 2, "killed": 2, "not_run": 2}])
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 2, "killed": 2, "not_run": 2,
+            "files": [{"path": "calc.sh", "mutants": 2, "killed": 2, "not_run": 2}]}])
     );
 }
 
@@ -713,7 +716,8 @@ fn what_a_mutant_run_leaves_untracked_is_not_seen_by_the_next() {
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4,
-            "killed": 4}])
+            "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}])
     );
 }
 
@@ -733,7 +737,8 @@ fn a_read_only_directory_a_failing_run_leaves_is_put_back_too() {
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4,
-            "killed": 4}])
+            "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}])
     );
 }
 
@@ -757,7 +762,8 @@ fn what_a_mutant_runs_setsid_child_would_write_after_it_is_not_seen_by_the_next(
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4,
-            "killed": 4}])
+            "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}])
     );
 }
 
@@ -880,7 +886,8 @@ fn mutmut_names_the_survivors_of_an_always_true_eq_in_report() {
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "mutmut", "mutants": 4,
             "killed": 1, "survived": ["money.py:2 `EUR` → `XXEURXX`",
-                "money.py:4 `currency` → `None`", "money.py:10 `+` → `-`"]}])
+                "money.py:4 `currency` → `None`", "money.py:10 `+` → `-`"],
+            "files": [{"path": "money.py", "mutants": 4, "killed": 1}]}])
     );
 }
 
@@ -946,7 +953,8 @@ fn an_honest_test_kills_mutmuts_mutants_and_is_accepted_in_enforce() {
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "mutmut", "mutants": 6,
-            "killed": 6}])
+            "killed": 6,
+            "files": [{"path": "money.py", "mutants": 6, "killed": 6}]}])
     );
 }
 
@@ -1009,7 +1017,8 @@ fn cosmic_ray_names_the_survivors_of_an_always_true_eq_in_report() {
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "cosmic-ray", "mutants": 12,
-            "killed": 1, "survived": survived}])
+            "killed": 1, "survived": survived,
+            "files": [{"path": "money.py", "mutants": 12, "killed": 1}]}])
     );
 }
 
@@ -1067,7 +1076,8 @@ fn an_honest_test_kills_cosmic_rays_mutants_and_is_accepted_in_enforce() {
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "cosmic-ray", "mutants": 20,
             "killed": 16, "survived": ["money.py:7 `=` → `>`", "money.py:7 `==` → `is`",
-                "money.py:7 `==` → `is`", "money.py:7 `=` → `<`"], "not_run": 6}])
+                "money.py:7 `==` → `is`", "money.py:7 `=` → `<`"], "not_run": 6,
+            "files": [{"path": "money.py", "mutants": 20, "killed": 16, "not_run": 6}]}])
     );
 }
 
@@ -1173,7 +1183,8 @@ fn a_local_check_fooled_by_the_agents_own_mutation_tool_fails_attest_and_the_hoo
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "mutmut", "mutants": 2,
-            "killed": 2}])
+            "killed": 2,
+            "files": [{"path": "money.py", "mutants": 2, "killed": 2}]}])
     );
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -1211,6 +1222,7 @@ fn a_local_check_fooled_by_the_agents_own_mutation_tool_fails_attest_and_the_hoo
              on the final tree; evidence: exit code only\n  \
              adequacy of task 1 (step 1.1): killed 5 of 7 mutants (71%, made by the built-in \
              mutator)\n    \
+             file money.py: killed 5 of 7 mutants (71%)\n    \
              survived: {s0}\n    \
              survived: {s1}\n  \
              - {refusal}\n- {s0}\n- {s1}\n\
@@ -1225,7 +1237,8 @@ fn a_local_check_fooled_by_the_agents_own_mutation_tool_fails_attest_and_the_hoo
     assert_eq!(
         json["verdicts"][0]["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 7,
-            "killed": 5, "survived": survived}])
+            "killed": 5, "survived": survived,
+            "files": [{"path": "money.py", "mutants": 7, "killed": 5}]}])
     );
 }
 
@@ -1275,14 +1288,16 @@ fn an_honest_pr_passes_attest_and_the_hook_under_enforce() {
         format!(
             "PASSED <id> (the merge of workflow main)\n{CALC_RERAN}  \
              adequacy of task 1 (step 1.1): killed 4 of 4 mutants (100%, made by the built-in \
-             mutator)\n\
+             mutator)\n    \
+             file calc.sh: killed 4 of 4 mutants (100%)\n\
              no note written: --no-note\n"
         )
     );
     let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
     assert_eq!(
         json["verdicts"][0]["adequacy"],
-        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4}])
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}])
     );
 }
 

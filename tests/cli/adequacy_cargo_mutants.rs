@@ -96,7 +96,8 @@ fn cargo_mutants_names_the_survivors_of_a_test_that_checks_almost_nothing_in_rep
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "cargo-mutants", "mutants": 4,
             "killed": 0, "not_run": 1, "survived": [
                 "src/lib.rs:6 `a * b` → `-1`", "src/lib.rs:6 `a * b` → `0`",
-                "src/lib.rs:6 `a * b` → `1`", "src/lib.rs:6 `*` → `+`"]}])
+                "src/lib.rs:6 `a * b` → `1`", "src/lib.rs:6 `*` → `+`"],
+            "files": [{"path": "src/lib.rs", "mutants": 4, "killed": 0, "not_run": 1}]}])
     );
 }
 
@@ -156,7 +157,8 @@ fn an_honest_rust_test_kills_cargo_mutants_mutants_and_passes_enforce() {
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "cargo-mutants", "mutants": 4,
-            "killed": 4, "not_run": 1}])
+            "killed": 4, "not_run": 1,
+            "files": [{"path": "src/lib.rs", "mutants": 4, "killed": 4, "not_run": 1}]}])
     );
 }
 
@@ -245,7 +247,8 @@ fn attest_with_cargo_mutants_on_its_path_fails_what_the_builtin_mutator_let_thro
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 2,
-            "killed": 1, "survived": ["src/lib.rs:6 `*` → `/`"]}])
+            "killed": 1, "survived": ["src/lib.rs:6 `*` → `/`"],
+            "files": [{"path": "src/lib.rs", "mutants": 2, "killed": 1}]}])
     );
     crate::oracle::mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -278,7 +281,8 @@ fn attest_with_cargo_mutants_on_its_path_fails_what_the_builtin_mutator_let_thro
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "cargo-mutants", "mutants": 4,
             "killed": 0, "not_run": 1, "survived": [
                 "src/lib.rs:6 `a * b` → `-1`", "src/lib.rs:6 `a * b` → `0`",
-                "src/lib.rs:6 `a * b` → `1`", "src/lib.rs:6 `*` → `+`"]}])
+                "src/lib.rs:6 `a * b` → `1`", "src/lib.rs:6 `*` → `+`"],
+            "files": [{"path": "src/lib.rs", "mutants": 4, "killed": 0, "not_run": 1}]}])
     );
     assert_eq!(verdict["passed"], false);
     assert_eq!(

@@ -154,7 +154,9 @@ fn a_special_case_in_a_file_named_as_a_test_path_is_measured() {
         &format!("FAILURE: {}", refusal("lib/test_mode.sh", 1, 5, &survived)),
         &format!(
             "  adequacy of task 1 (step 1.1): killed 5 of 9 mutants (55%, made by the built-in \
-             mutator){lines}\n  - {}no note written: --no-note\n",
+             mutator)\n    file calc.sh: killed 4 of 4 mutants (100%)\n    file \
+             lib/test_mode.sh: killed 1 of 5 mutants (20%){lines}\n  - {}no note written: \
+             --no-note\n",
             refusal("lib/test_mode.sh", 1, 5, &survived)
         ),
     );
@@ -186,7 +188,8 @@ fn a_special_case_in_a_file_named_as_an_image_is_measured() {
         &format!("FAILURE: {}", refusal("logo.png", 1, 5, &survived)),
         &format!(
             "  adequacy of task 1 (step 1.1): killed 5 of 10 mutants (50%, made by the built-in \
-             mutator){lines}\n  - {}no note written: --no-note\n",
+             mutator)\n    file calc.sh: killed 4 of 5 mutants (80%)\n    file logo.png: \
+             killed 1 of 5 mutants (20%){lines}\n  - {}no note written: --no-note\n",
             refusal("logo.png", 1, 5, &survived)
         ),
     );
@@ -269,6 +272,8 @@ fn files_the_test_does_not_notice_are_named_and_an_honest_helper_is_measured() {
          final tree; evidence: exit code only\n  \
          adequacy of task 1 (step 1.1): killed 5 of 5 mutants (100%, made by the built-in \
          mutator)\n    \
+         file calc.sh: killed 1 of 1 mutants (100%)\n    \
+         file lib/test_mode.sh: killed 4 of 4 mutants (100%)\n    \
          not measured: README.md (the tests do not notice it)\n    \
          not measured: logo.png (not text, and the tests do not notice it)\n    \
          not measured: tests/test_more.sh (the tests do not notice it)\n\

@@ -12,7 +12,7 @@ use crate::oracle::{green, main_tip, mark_done_and_merge, red, squash};
 use crate::support::*;
 
 /// Two tasks, each a RED step and a GREEN step: `mul`, then `sub`.
-const TWO_TASKS: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
+pub(crate) const TWO_TASKS: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
   "verificationPlan": "the tests pass",
   "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
     {"type": "RED", "description": "test mul", "status": "TODO"},
@@ -149,8 +149,10 @@ fn a_later_tasks_red_step_code_fails_attest_in_a_fresh_clone_and_the_hook() {
     assert_eq!(
         note,
         serde_json::json!([
-            {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4},
-            {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 3, "killed": 3}])
+            {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]},
+            {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 3, "killed": 3,
+            "files": [{"path": "calc.sh", "mutants": 3, "killed": 3}]}])
     );
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -181,9 +183,11 @@ fn a_later_tasks_red_step_code_fails_attest_in_a_fresh_clone_and_the_hook() {
              re-ran: RED test of step 2.1 `sh tests/test_sub.sh`: exit 1 on the base, exit 0 \
              on the final tree; evidence: exit code only\n  \
              adequacy of task 1 (step 1.1): killed 4 of 4 mutants (100%, made by the built-in \
-             mutator)\n  \
+             mutator)\n    \
+             file calc.sh: killed 4 of 4 mutants (100%)\n  \
              adequacy of task 2 (step 2.1): killed 1 of 3 mutants (33%, made by the built-in \
              mutator)\n    \
+             file calc.sh: killed 1 of 3 mutants (33%)\n    \
              survived: {s0}\n    \
              survived: {s1}\n  \
              - {TASK_2_REFUSAL}\n- {s0}\n- {s1}\n\
@@ -219,8 +223,10 @@ fn an_honest_two_task_pr_passes_attest_in_a_fresh_clone_and_the_hook() {
 /// What the honest two tasks kill: every mutant of each task's arm.
 fn honest_adequacy() -> serde_json::Value {
     serde_json::json!([
-        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4},
-        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4}])
+        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}])
 }
 
 /// Both tasks done honestly, every RED command the whole suite, squashed.
@@ -381,8 +387,10 @@ fn code_written_between_a_steps_test_and_its_checkpoint_fails_attest_and_the_hoo
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([
-            {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4},
-            {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 3, "killed": 3}])
+            {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]},
+            {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 3, "killed": 3,
+            "files": [{"path": "calc.sh", "mutants": 3, "killed": 3}]}])
     );
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -412,9 +420,11 @@ fn code_written_between_a_steps_test_and_its_checkpoint_fails_attest_and_the_hoo
              re-ran: RED test of step 2.1 `sh tests/test_sub.sh`: exit 1 on the base, exit 0 \
              on the final tree; evidence: exit code only\n  \
              adequacy of task 1 (step 1.1): killed 4 of 4 mutants (100%, made by the built-in \
-             mutator)\n  \
+             mutator)\n    \
+             file calc.sh: killed 4 of 4 mutants (100%)\n  \
              adequacy of task 2 (step 2.1): killed 1 of 3 mutants (33%, made by the built-in \
              mutator)\n    \
+             file calc.sh: killed 1 of 3 mutants (33%)\n    \
              survived: {s0}\n    \
              survived: {s1}\n  \
              - {TASK_2_REFUSAL}\n- {s0}\n- {s1}\n\
@@ -677,8 +687,10 @@ fn a_weakened_witness_is_measured_alike_by_the_squash_and_attest_in_a_fresh_clon
     let expected = serde_json::json!([
         {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
          "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
-         "not_measured": [{"path": "tests/test_z.sh", "why": "the tests do not notice it"}]},
-        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4}]);
+         "not_measured": [{"path": "tests/test_z.sh", "why": "the tests do not notice it"}],
+            "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
     assert_eq!(final_note(&repo)["adequacy"], expected);
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);

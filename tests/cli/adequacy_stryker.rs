@@ -70,7 +70,8 @@ fn stryker_names_the_survivors_of_a_test_that_checks_almost_nothing_in_report() 
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "stryker", "mutants": 3,
-            "killed": 1, "survived": ["calc.js:4 `{ … }` → `{}`", "calc.js:5 `*` → `/`"]}])
+            "killed": 1, "survived": ["calc.js:4 `{ … }` → `{}`", "calc.js:5 `*` → `/`"],
+            "files": [{"path": "calc.js", "mutants": 3, "killed": 1}]}])
     );
 }
 

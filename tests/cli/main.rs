@@ -6,6 +6,7 @@ mod adequacy_cargo_mutants;
 mod adequacy_files;
 mod adequacy_ranges;
 mod adequacy_stryker;
+mod adequacy_witness;
 mod agent_hooks;
 mod agent_setup;
 mod agents;

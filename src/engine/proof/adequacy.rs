@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::adequacy::{
-    CodeFile, Planned, Task, TaskFiles, TaskWorktree, Tool, builtin_within, cargo_mutants_mutants,
-    choose_tool, cosmic_ray_mutants, mutmut_mutants, runs_as_code, stryker_mutants, task_files,
+    CodeFile, Planned, Task, TaskFiles, TaskWorktree, Tool, builtin_readable, builtin_within,
+    cargo_mutants_mutants, choose_tool, cosmic_ray_mutants, mutmut_mutants, runs_as_code,
+    split_within, stryker_mutants, task_files,
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
+use crate::workflow::command_files::repository_files;
 use crate::workflow::notes::{FileAdequacy, NotMeasured, TaskAdequacy};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::proof::adequacy::Policy;
@@ -33,6 +35,16 @@ pub fn measure(
     let mut out = Vec::new();
     // The first task's code is counted from the base's tree.
     let base_tree = session.store.tree_of(base)?.to_string();
+    // The files the pinned RED commands run as their program or script: test code
+    // ([`witnesses`]).
+    let mut run_by_reds: Vec<String> = Vec::new();
+    for red in reds {
+        for path in repository_files(&red.command) {
+            if !run_by_reds.contains(&path) {
+                run_by_reds.push(path);
+            }
+        }
+    }
     for (i, red) in reds.iter().enumerate() {
         // Under `enforce`, a range the chain does not bound (an earlier release's, or one
         // stripped of `start` or of the tree the step before tested, to bring back the
@@ -57,7 +69,15 @@ pub fn measure(
             .iter()
             .chain(next.map_or(&[][..], |n| &n.paths))
             .collect();
-        let later = tests_as_squashed(session, config, &pinned, (end, squashed))?;
+        let witnesses = witnesses(session, config, &run_by_reds, (start, &red.tree, end))?;
+        let mut later = tests_as_squashed(session, config, &pinned, (end, squashed))?;
+        later.extend(
+            witnesses
+                .iter()
+                .filter(|w| !later.contains(w))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
         let task = Task {
             red,
             red_tree: &red.tree,
@@ -66,6 +86,7 @@ pub fn measure(
             end,
             next,
             as_squashed: (squashed, &later),
+            witnesses: &witnesses,
         };
         out.push(measure_task(session, config, &task, policy, reaper)?);
     }
@@ -99,6 +120,52 @@ fn range<'a>(
             None => (start, next.tree.as_str(), Some(next)),
         },
     }
+}
+
+/// Of `run_by_reds`, the files the PR's pinned RED commands run as their program or script
+/// (`sh check_mul.sh`, `./check_mul.sh`, `bash tools/check.sh x`, read as
+/// src/workflow/command_files.rs reads a command), those outside the test paths that the
+/// task's end tree `end` holds as a file, as its RED run left it (`red_tree`): the witness
+/// a test command runs is test code wherever it lives, never mutated (each broken witness
+/// would "kill" its own mutant) and, like every test the task's runs see, as the squash has
+/// it (a later task could weaken it unseen). A file the task changed after its RED run is
+/// code the GREEN step wrote (`sh calc.sh mul 4 3 | grep -q .` runs the code itself), and
+/// where the task changed no file from `start` outside the test paths other than such a
+/// witness, the witness is the code too: mutated as code, as a command that runs the code
+/// it tests would otherwise leave that code unmeasured (docs/integrity.md, "Adequacy by
+/// mutation").
+fn witnesses(
+    session: &Session,
+    config: &Config,
+    run_by_reds: &[String],
+    (start, red_tree, end): (&str, &str, &str),
+) -> Result<Vec<String>, EngineError> {
+    let mut out = Vec::new();
+    // A test path is judged as every test file is (the task's own pinned as its RED step
+    // left it, any other as the squash has it).
+    for path in run_by_reds.iter().filter(|p| !config.is_test_path(p)) {
+        let at_end = session.store.tree_entry(end, path)?;
+        let file = at_end.is_some_and(|e| {
+            matches!(
+                e.kind,
+                crate::store::EntryType::File | crate::store::EntryType::Executable
+            )
+        });
+        if file && session.store.tree_entry(red_tree, path)? == at_end {
+            out.push(path.clone());
+        }
+    }
+    if out.is_empty() {
+        return Ok(out);
+    }
+    let changed = session.store.changed_paths(start, end)?;
+    let other_code = changed
+        .iter()
+        .any(|p| !config.is_test_path(p) && !out.contains(p));
+    if !other_code {
+        out.retain(|w| !changed.contains(w));
+    }
+    Ok(out)
 }
 
 /// A task whose test the policy refuses, and the code file it falls short on, when that is
@@ -309,12 +376,14 @@ fn measure_task(
         },
     };
     let (mut mutants, unmade) = match made {
+        // The tool's and the noticed files' share one budget: every file's first mutant
+        // before any file's second, so that a file padded with mutants leaves none unrun.
         Ok(Some((tool, mut made, mut unmade))) => {
             result.tool = tool.name().into();
-            let (extra, past) = builtin_within(&noticed, budget);
-            made.extend(extra);
+            made.extend(builtin_readable(&noticed));
+            let (run, past) = split_within(made, budget);
             unmade.extend(past);
-            (made, unmade)
+            (run, unmade)
         }
         // The built-in mutator spreads the budget over the changed lines itself.
         made => {
@@ -434,12 +503,10 @@ fn unrun<'p>(
     }
 }
 
-/// `result` with its files' counts, where its mutants are of more than one file (of one,
-/// the task's counts are the file's).
+/// `result` with each file's counts, every file its mutants are of named (of one file too:
+/// the verdict names the files measured, not only those it did not measure).
 fn finish(mut result: TaskAdequacy, per_file: Vec<FileAdequacy>) -> TaskAdequacy {
-    if per_file.len() > 1 {
-        result.files = per_file;
-    }
+    result.files = per_file;
     result
 }
 

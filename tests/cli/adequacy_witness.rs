@@ -1,0 +1,234 @@
+//! What adequacy by mutation counts (docs/integrity.md, "Adequacy by mutation"): the witness
+//! a RED command runs (`sh check_mul.sh`, outside the test paths) is test code, never
+//! mutated and measured as the squash has it, so a later task that weakens it is seen; a
+//! mutant that leaves a JSON file the test reads unreadable is dropped, not counted as
+//! killed; and every verdict names each file measured with its counts, on the agent's
+//! machine and by `attest` in a fresh clone.
+
+use pretty_assertions::assert_eq;
+
+use crate::adequacy::{CALC, case_calc_planned, ci_clone, final_note};
+use crate::adequacy_ranges::TWO_TASKS;
+use crate::oracle::{MUL_PLAN, green, main_tip, mark_done_and_merge, red, squash};
+use crate::support::*;
+
+/// `calc.sh` with `arms` before `esac`.
+fn calc(arms: &[&str]) -> String {
+    let arms: String = arms.iter().map(|a| format!("{a}\n")).collect();
+    CALC.replace("esac", &format!("{arms}esac"))
+}
+
+/// The `mul 99` special case, then the real product.
+const SPECIAL: &str = "  mul) [ \"$2\" = 99 ] && { echo 0; exit; }; echo $(( $2 * $3 ));;";
+const SUB_ARM: &str = "  sub) echo $(( $2 - $3 ));;";
+const SUB_TEST: &str = "[ \"$(sh calc.sh sub 7 3)\" = 4 ]\n";
+/// The witness as task 1 writes it: it checks the special case's result too.
+const STRONG: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && [ \"$(sh calc.sh mul 99 2)\" = 0 ]\n";
+/// As task 2 leaves it: `mul 99 2` still run, its result no longer checked.
+const WEAK: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && sh calc.sh mul 99 2 >/dev/null\n";
+
+/// Task 1's RED step writes the witness `witness` and runs it with `command` (outside the
+/// test paths: `sh check_mul.sh`, `./check_mul.sh`, `bash tools/check.sh mul`), its GREEN
+/// step the special case; task 2's RED step weakens the witness beside its own test, its
+/// GREEN step adds `sub`. Squashed.
+fn witness_weakened_later(repo: &TestRepo, witness: &str, command: &str) {
+    repo.write(witness, STRONG);
+    let full = repo.dir().join(witness);
+    let mut perms = std::fs::metadata(&full).expect("the witness").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&full, perms).expect("make the witness executable");
+    red(repo, command);
+    repo.write("calc.sh", &calc(&[SPECIAL]));
+    repo.submit_test(command, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write("tests/test_sub.sh", SUB_TEST);
+    repo.write(witness, WEAK);
+    red(repo, "sh tests/test_sub.sh");
+    repo.write("calc.sh", &calc(&[SPECIAL, SUB_ARM]));
+    green(repo, "sh tests/test_sub.sh");
+    squash(repo);
+}
+
+/// A witness a later task weakened measures the earlier task's code as the squash has it:
+/// the special case's three mutants survive the weak witness, and the task is refused under
+/// enforce, whichever way the RED command names it (the witness used to be mutated as code,
+/// its own broken copies "killing" their mutants, and run as task 1 left it: all 8 of
+/// `calc.sh`'s killed).
+#[test]
+fn a_witness_the_red_command_runs_weakened_later_refuses_the_earlier_task() {
+    for (witness, command) in [
+        ("check_mul.sh", "sh check_mul.sh"),
+        ("check_mul.sh", "./check_mul.sh"),
+        ("tools/check.sh", "bash tools/check.sh mul"),
+    ] {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+        witness_weakened_later(&repo, witness, command);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        let refusal = format!(
+            "FAILURE: task 1's RED test (step 1.1, `{command}`) killed 5 of 8 mutants of the \
+             code the task wrote (made by the built-in mutator), below the 90% [verify] \
+             min_killed: it does not check what the code does. Surviving mutants (the test \
+             still passes with each):\n\
+             - calc.sh:3 `99` → `100`\n\
+             - calc.sh:3 `0` → ``\n\
+             - calc.sh:3 `0` → `1`\n"
+        );
+        assert!(
+            out.stdout.starts_with(&refusal),
+            "{command}: {}",
+            out.stdout
+        );
+        assert_eq!(main_tip(&repo), main, "{command}");
+    }
+}
+
+/// The per-file tally of the same PR where the share is met (`min_killed` 0.5): each task's
+/// only measured file is `calc.sh`, the witness none of them (task 2 changed it, and it is
+/// test code for task 2 too), on the agent's machine and by `attest` in a fresh clone, whose
+/// text names each file measured.
+#[test]
+fn a_witness_is_never_mutated_and_each_file_measured_is_named() {
+    use crate::attest::{Server, push};
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    witness_weakened_later(&repo, "check_mul.sh", "sh check_mul.sh");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let expected = serde_json::json!([
+        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
+         "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
+         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
+         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
+    assert_eq!(final_note(&repo)["adequacy"], expected);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(0);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        "PASSED <id> (the merge of workflow main)\n  \
+         re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+         re-ran: RED test of step 1.1 `sh check_mul.sh`: exit 1 on the base, exit 0 on the \
+         final tree; evidence: exit code only\n  \
+         re-ran: RED test of step 2.1 `sh tests/test_sub.sh`: exit 1 on the base, exit 0 on \
+         the final tree; evidence: exit code only\n  \
+         adequacy of task 1 (step 1.1): killed 5 of 8 mutants (62%, made by the built-in \
+         mutator)\n    \
+         file calc.sh: killed 5 of 8 mutants (62%)\n    \
+         survived: calc.sh:3 `99` → `100`\n    \
+         survived: calc.sh:3 `0` → ``\n    \
+         survived: calc.sh:3 `0` → `1`\n  \
+         adequacy of task 2 (step 2.1): killed 4 of 4 mutants (100%, made by the built-in \
+         mutator)\n    \
+         file calc.sh: killed 4 of 4 mutants (100%)\n\
+         no note written: --no-note\n"
+    );
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["adequacy"], expected);
+}
+
+/// A RED command that runs the code itself (`sh calc.sh mul 4 3 | grep -q .`): the file it
+/// names is the code the GREEN step wrote, and is mutated, whether or not the task changed
+/// another file outside the test paths (a README): taken for a witness, the code would have
+/// nothing measured, and pass under enforce.
+#[test]
+fn a_red_command_that_runs_the_code_itself_still_measures_it() {
+    for readme in [false, true] {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", MUL_PLAN);
+        let command = "sh calc.sh mul 4 3 | grep -q .";
+        repo.write("calc.sh", &calc(&["  mul) exit 1;;"]));
+        red(&repo, command);
+        repo.write("calc.sh", &calc(&["  mul) echo 0;;"]));
+        if readme {
+            repo.write("README.md", "`sh calc.sh mul 4 3` multiplies.\n");
+        }
+        green(&repo, command);
+        squash(&repo);
+        refused_as_code(&repo, command);
+    }
+}
+
+/// The squash of the grep-only cheat refused, `calc.sh` measured as code.
+fn refused_as_code(repo: &TestRepo, command: &str) {
+    let main = main_tip(repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "FAILURE: task 1's RED test (step 1.1, `{command}`) killed 2 of 3 mutants of the \
+             code the task wrote (made by the built-in mutator), below the 90% [verify] \
+             min_killed: it does not check what the code does. Surviving mutants (the test \
+             still passes with each):\n- calc.sh:3 `0` → `1`\n"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(repo), main);
+}
+
+/// A JSON file the code reads (`calc.json`, not code by its name, which the test notices
+/// taken out) is mutated by the built-in mutator, but a mutant that leaves it unreadable (the
+/// last key's line removed, a trailing comma left) is dropped: every run that reads it would
+/// fail, so it would count as killed whatever the test checks. The per-file numbers show it:
+/// 2 mutants of `calc.json` (its unit changed, its unit's line removed), not 3. (`$3 * u`
+/// → `$3 / u` survives: the unit is 1.)
+#[test]
+fn a_mutant_that_breaks_a_json_files_syntax_is_not_counted() {
+    let repo = case_calc_planned("adequacy = \"report\"", MUL_PLAN);
+    repo.write("tests/test_mul.sh", "[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n");
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write(
+        "calc.sh",
+        &calc(&[
+            "  mul) u=$(python3 -c 'import json; print(json.load(open(\"calc.json\"))[\"unit\"])'); echo $(( $2 * $3 * u ));;",
+        ]),
+    );
+    repo.write("calc.json", "{\n  \"unit\": 1,\n  \"name\": \"calc\"\n}\n");
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8,
+            "killed": 7, "survived": ["calc.sh:3 `*` → `/`"],
+            "files": [{"path": "calc.sh", "mutants": 6, "killed": 5},
+                      {"path": "calc.json", "mutants": 2, "killed": 2}]}])
+    );
+}
+
+/// A file padded with easily made mutants (`calc.sh`, first in the order) does not spend the
+/// budget before another file of the task has one: with `max_mutants = 3`, `mul.sh`'s first
+/// mutant runs (killed), where the first of each of `calc.sh`'s lines took all three and
+/// left `mul.sh` `not_run`, which `enforce` refuses.
+#[test]
+fn a_padded_file_does_not_leave_another_file_with_no_mutant_run() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmax_mutants = 3", MUL_PLAN);
+    repo.write("tests/test_mul.sh", "[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n");
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write(
+        "calc.sh",
+        &calc(&[
+            "  mul) . ./mul.sh;;",
+            "  one) echo 1;;",
+            "  two) echo 2;;",
+            "  three) echo 3;;",
+        ]),
+    );
+    repo.write("mul.sh", "echo $(( $2 * $3 ))\n");
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 3,
+            "killed": 2, "survived": ["calc.sh:4 `1` → `0`"], "not_run": 13,
+            "files": [{"path": "calc.sh", "mutants": 2, "killed": 1, "not_run": 10},
+                      {"path": "mul.sh", "mutants": 1, "killed": 1, "not_run": 3}]}])
+    );
+}
