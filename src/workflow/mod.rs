@@ -18,6 +18,7 @@ mod diagram;
 pub mod evidence;
 pub mod fence;
 pub mod fields;
+pub mod jest_files;
 pub mod ledger;
 pub mod master_plan;
 pub mod mutate;
