@@ -248,7 +248,7 @@ fn resolve(dir: &str, relative: &str) -> Option<String> {
 /// The object a JavaScript configuration exports (`module.exports = {…}`, `export default
 /// {…}`) when it is literal data to its end: `None` where it is anything else, or where code
 /// follows that may change it.
-fn exported_literal(text: &str) -> Option<Value> {
+pub(crate) fn exported_literal(text: &str) -> Option<Value> {
     let at = ["module.exports", "export default"]
         .iter()
         .filter_map(|m| text.find(m).map(|i| (i, m.len())))
@@ -280,9 +280,19 @@ fn exported_literal(text: &str) -> Option<Value> {
 /// where one is set otherwise (`{ transform }`, `globalSetup: path.join(…)`,
 /// `config.transform = f()`).
 fn module_keys(path: &str, text: &str) -> Result<Vec<(&'static str, Value)>, String> {
+    keys_written_out(path, text, MODULE_KEYS)
+}
+
+/// Each of `keys` set in the JavaScript `text`, with its value written out; `Err` where one
+/// is set otherwise, which only running it tells.
+pub(crate) fn keys_written_out(
+    path: &str,
+    text: &str,
+    keys: &[&'static str],
+) -> Result<Vec<(&'static str, Value)>, String> {
     let mut out = Vec::new();
     let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    for key in MODULE_KEYS {
+    for key in keys {
         let mut from = 0;
         while let Some(found) = text[from..].find(key) {
             let at = from + found;
@@ -319,8 +329,10 @@ fn module_keys(path: &str, text: &str) -> Result<Vec<(&'static str, Value)>, Str
                 v
             } else if let Some(v) = rest
                 .strip_prefix('=')
-                .filter(|v| !quoted && !v.starts_with(['=', '>']))
+                .filter(|v| before.ends_with('.') && !v.starts_with(['=', '>']))
             {
+                // `config.globalSetup = …` sets it; `const transform = …` names a variable,
+                // whose use as the key's value (`{ transform }`) is refused where it is.
                 v
             } else {
                 continue;
@@ -345,7 +357,7 @@ fn module_keys(path: &str, text: &str) -> Result<Vec<(&'static str, Value)>, Str
 
 /// Every string written in the JavaScript `text` (quoted, or a template with no `${`),
 /// comments aside.
-fn string_literals(text: &str) -> Vec<String> {
+pub(crate) fn string_literals(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut p = Parser {
         s: text.as_bytes(),
