@@ -170,8 +170,10 @@ fn walk_key(key: &str, value: &Value, dirs: &[String], out: &mut Named) {
         ("projects", Value::Array(items)) => {
             for item in items {
                 match item {
+                    // A directory's own configuration is found by its name: its `index.js` is
+                    // no configuration (a package's code, maybe).
                     Value::String(s) => {
-                        let alts = alternatives(s, dirs);
+                        let alts = resolutions(s, dirs, false);
                         out.files.push(alts.clone());
                         out.configs.push(alts);
                     }
@@ -189,6 +191,11 @@ fn walk_key(key: &str, value: &Value, dirs: &[String], out: &mut Named) {
 /// [`EXTENSIONS`], and as a directory's `index`. A package's name (`babel-jest`, `node`), an
 /// absolute path or one out of the repository names none.
 pub fn alternatives(s: &str, dirs: &[String]) -> Vec<String> {
+    resolutions(s, dirs, true)
+}
+
+/// [`alternatives`], a directory's `index` among them where `index` says so.
+fn resolutions(s: &str, dirs: &[String], index: bool) -> Vec<String> {
     // A pattern, a URL, a line of text: no path.
     if s.is_empty() || s.contains(['\n', '*', '?', '\\', ':', '$']) {
         return Vec::new();
@@ -216,7 +223,7 @@ pub fn alternatives(s: &str, dirs: &[String]) -> Vec<String> {
         for ext in EXTENSIONS {
             out.push(format!("{base}.{ext}"));
         }
-        for ext in EXTENSIONS {
+        for ext in EXTENSIONS.iter().filter(|_| index) {
             out.push(format!("{base}/index.{ext}"));
         }
     }
@@ -561,12 +568,18 @@ mod tests {
 
     #[test]
     fn a_preset_and_projects_are_configurations_read_in_turn() {
-        let config = br#"{"preset": "./presets/base", "projects": ["<rootDir>/unit.config.json", {"globalSetup": "./g.js", "rootDir": "x"}, "<rootDir>/packages/*"]}"#;
+        let config = br#"{"preset": "./presets/base", "projects": ["<rootDir>/unit.config.json", {"globalSetup": "./g.js", "rootDir": "x"}, "<rootDir>/packages/*", "<rootDir>/packages/a"]}"#;
         let named = named("jest.config.json", config, &root(), true).expect("data");
-        assert_eq!(named.configs.len(), 2, "{named:?}");
+        assert_eq!(named.configs.len(), 3, "{named:?}");
         assert!(named.configs[0].contains(&"presets/base.json".to_string()));
         assert!(named.configs[0].contains(&"presets/base/jest-preset.json".to_string()));
         assert_eq!(named.configs[1][0], "unit.config.json");
+        assert!(
+            named.configs[2][0] == "packages/a"
+                && !named.configs[2].iter().any(|p| p.contains("/index.")),
+            "a project's directory: {:?}",
+            named.configs[2]
+        );
         assert!(firsts(&named).contains(&"g.js".to_string()));
     }
 
