@@ -72,6 +72,46 @@ pub struct Named {
     pub required: Vec<Vec<String>>,
 }
 
+/// The configuration file a jest command line names with `--config FILE` / `-c FILE` (each
+/// `=`-joined form too; `-cFILE`), which jest reads instead of looking for one: a path of the
+/// repository, from the directory the command runs in. Configuration written inline (`{…}`),
+/// an absolute path or one out of the repository names none. Words are split at white
+/// space, quotes dropped.
+pub fn named_by_command(command: &str) -> Vec<String> {
+    let words: Vec<String> = command
+        .split_whitespace()
+        .map(|w| w.replace(['\'', '"'], ""))
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i].as_str();
+        i += 1;
+        let value = if let Some(v) = word.strip_prefix("--config=") {
+            v.to_string()
+        } else if word == "--config" || word == "-c" {
+            match words.get(i) {
+                Some(v) => {
+                    i += 1;
+                    v.clone()
+                }
+                None => continue,
+            }
+        } else if let Some(v) = word.strip_prefix("-c").filter(|v| !v.is_empty()) {
+            v.trim_start_matches('=').to_string()
+        } else {
+            continue;
+        };
+        if value.starts_with(['{', '/']) {
+            continue;
+        }
+        if let Some(path) = resolve("", &value).filter(|p| !p.is_empty()) {
+            out.push(path);
+        }
+    }
+    out
+}
+
 /// What the jest configuration file `path` (its bytes `content`) names, its relative paths
 /// and `<rootDir>` resolved from each of `dirs` (the configuration's own directory, and for a
 /// preset the including configuration's: jest resolves a preset's paths from the project's
@@ -642,6 +682,22 @@ module.exports = {
         // A line commented out is no setting; a longer name is another.
         let fine = b"const c = {\n  // setupFiles: see below\n  setupFiles: ['./s.js'],\n  transformIgnorePatterns: x,\n};\nmodule.exports = c;";
         assert_eq!(firsts(&named_js(fine).expect("fine")), ["s.js"]);
+    }
+
+    #[test]
+    fn the_configuration_a_jest_command_names_is_read() {
+        assert_eq!(
+            named_by_command("npx jest --ci --config ci/jest.ci.json tests"),
+            ["ci/jest.ci.json"]
+        );
+        assert_eq!(
+            named_by_command("jest --config=./a.json -c 'b.js' -cc.json"),
+            ["a.json", "b.js", "c.json"]
+        );
+        assert!(
+            named_by_command("jest --config {\"verbose\":true} -c /etc/j.json -c ../x.json --ci")
+                .is_empty()
+        );
     }
 
     #[test]

@@ -842,3 +842,62 @@ fn a_jest_module_named_by_code_is_refused_at_red() {
     );
     jest_red(&repo, &command);
 }
+
+/// The configuration file the RED command names with `--config` (jest reads it instead of
+/// looking for one) is pinned with the test, and so is each module it names: a GREEN step
+/// that rewrites it (to name a transform that turns the pinned test's assertion around) or
+/// the transform it names is refused by the RED test's run, which has each as the RED step
+/// left it.
+#[test]
+fn the_configuration_a_jest_command_names_and_its_modules_are_pinned() {
+    let command = format!("{} --config ci/jest.ci.json", jest_uncached());
+    let config = r#"{"rootDir": "..", "transform": {"\\.js$": "<rootDir>/tx.js"}}"#;
+    let cheats: Vec<(&str, Cheat, &str)> = vec![
+        (
+            "the configuration",
+            vec![
+                (
+                    "ci/jest.ci.json",
+                    r#"{"rootDir": "..", "transform": {"\\.js$": "<rootDir>/tx2.js"}}"#.into(),
+                ),
+                ("tx2.js", JS_TX_CHEAT.into()),
+            ],
+            "ci/jest.ci.json",
+        ),
+        (
+            "the transform it names",
+            vec![("tx.js", JS_TX_CHEAT.into())],
+            "tx.js",
+        ),
+    ];
+    for (name, files, restored) in cheats {
+        eprintln!("cheat: {name}");
+        let repo = project(
+            &[
+                ("package.json", PACKAGE_JSON),
+                ("ci/jest.ci.json", config),
+                ("tx.js", JS_TX),
+                ("calc.js", JS_CALC),
+                ("tests/add.test.js", JS_TEST_ADD),
+            ],
+            &command,
+            "",
+        );
+        jest_red(&repo, &command);
+        for (path, content) in &files {
+            repo.write(path, content);
+        }
+        let out = repo.submit_test(&command, None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap_or_default(),
+            jest_refusal(
+                &command,
+                &format!("{restored} as the RED step left it"),
+                "A module jest loads is"
+            ),
+            "{name}"
+        );
+        assert_eq!(repo.status(), "DEBUGGING", "{name}");
+    }
+}

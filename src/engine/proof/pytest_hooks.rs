@@ -173,12 +173,14 @@ fn is_file(session: &Session, tree: &str, path: &str) -> Result<bool, EngineErro
 /// for each string that names a file of the tree the configuration is read from (or that
 /// the file itself is put from, as `tree_of` says), every path jest may resolve it to, so
 /// that one the GREEN step adds beside it (`tx` before `tx.js`) is taken out too; a preset
-/// or project configuration named is read in turn. `Err` with why when a JavaScript
-/// configuration names a module otherwise than written out.
+/// or project configuration named is read in turn, and so is the one each of `commands`
+/// names with `--config`. `Err` with why when a JavaScript configuration names a module
+/// otherwise than written out.
 pub(super) fn jest_module_files<'a>(
     session: &Session,
     tree_of: impl Fn(&str) -> &'a str,
     configs: &[String],
+    commands: &[&str],
 ) -> Result<Result<Vec<String>, String>, EngineError> {
     let dir_of = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
     let mut out = Vec::new();
@@ -188,7 +190,16 @@ pub(super) fn jest_module_files<'a>(
     let mut queue: Vec<(String, Vec<String>, bool)> = configs
         .iter()
         .filter(|c| pytest_files::is_jest_config(c))
-        .map(|c| (c.clone(), vec![dir_of(c)], true))
+        .cloned()
+        .chain(
+            commands
+                .iter()
+                .flat_map(|c| jest_files::named_by_command(c)),
+        )
+        .map(|c| {
+            let dir = dir_of(&c);
+            (c, vec![dir], true)
+        })
         .collect();
     let mut seen = std::collections::BTreeSet::new();
     while let Some((config, dirs, refuse)) = queue.pop() {

@@ -331,7 +331,13 @@ fn put_hooks(
             }
         }
         // The modules jest's configuration names, as each configuration is put.
-        match pytest_hooks::jest_module_files(session, from, &hooks)? {
+        // The `--config` a jest pin's command names; another runner's `-c` names its own.
+        let commands: Vec<&str> = reds
+            .iter()
+            .filter(|r| red::runners(&r.paths, &r.hooks).jest)
+            .map(|r| r.command.as_str())
+            .collect();
+        match pytest_hooks::jest_module_files(session, from, &hooks, &commands)? {
             Ok(modules) => hooks.extend(modules),
             Err(why) => {
                 return Err(EngineError::BadInput {

@@ -123,6 +123,17 @@ pub(super) fn red_pin(
         }
         pin.hooks.sort();
     }
+    // So is the configuration file a jest command names with `--config`.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
+        && step.test.evidence.kind == crate::workflow::evidence::Kind::JestJson
+    {
+        for file in crate::workflow::jest_files::named_by_command(command) {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
     // The plugin modules `pytest_plugins` names are test code for the pinned test's runs,
     // each put back as RED steps left it: a value only running the module tells cannot be
     // pinned, and is refused here, where the step that can write it out is.
@@ -151,7 +162,15 @@ pub(super) fn red_pin(
                  list of strings"
             )));
         }
-        if let Err(why) = pytest_hooks::jest_module_files(session, |_| &tree, &configs)? {
+        // The `--config` a jest command names; another runner's `-c` names its own.
+        let jest_commands: Vec<&str> = if runners.jest {
+            vec![command]
+        } else {
+            Vec::new()
+        };
+        if let Err(why) =
+            pytest_hooks::jest_module_files(session, |_| &tree, &configs, &jest_commands)?
+        {
             return Ok(not_a_test(format!(
                 "its test cannot be pinned: {why}, and which modules it names (test code, \
                  pinned with the test) only running it tells: write them out (a string, or a \
@@ -273,7 +292,12 @@ pub(super) fn red_rerun(
             }
         }
         runner.extend(red_test.hooks.iter().cloned());
-        match pytest_hooks::jest_module_files(session, |_| pinned, &runner)? {
+        let jest_commands: Vec<&str> = if runners.jest {
+            vec![red_test.command]
+        } else {
+            Vec::new()
+        };
+        match pytest_hooks::jest_module_files(session, |_| pinned, &runner, &jest_commands)? {
             Ok(modules) => runner.extend(modules),
             Err(why) => {
                 return Err(EngineError::BadInput {
