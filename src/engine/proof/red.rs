@@ -270,8 +270,8 @@ fn task_worktrees<'a>(
 /// and configuration file of its runner the squashed commit or the base has anywhere
 /// (pytest loads each `conftest.py` of a directory it collects, beside the test's way too),
 /// the plugin modules `pytest_plugins` names and those a configuration's `addopts` loads
-/// with `-p`, and the modules jest's configuration names; a shared configuration file only where its runner's section differs
-/// (src/workflow/pytest_files.rs). Each as the latest RED step that changed it left it (one among
+/// with `-p`, and the modules jest's configuration names; a shared configuration file only
+/// where its runner's section differs (src/workflow/pytest_files.rs). Each as the latest RED step that changed it left it (one among
 /// its pinned or shared paths), else as the PR's base has it (absent where it has none): a
 /// `conftest.py` a GREEN step, a checkpoint or a later commit added or changed, which makes
 /// pytest report a test passed whose body never ran, is not what the pinned tests run with;
@@ -330,8 +330,9 @@ fn put_hooks(
                 }
             }
         }
-        // The modules jest's configuration names, as each configuration is put.
-        // The `--config` a jest pin's command names; another runner's `-c` names its own.
+        // The modules jest's configuration names, as each configuration is put, and the
+        // configuration a jest pin's command names with `--config` (another runner's `-c`
+        // names its own).
         let commands: Vec<&str> = reds
             .iter()
             .filter(|r| red::runners(&r.paths, &r.hooks).jest)
