@@ -1,7 +1,8 @@
 //! What a test runner reads around a test besides the test (docs/integrity.md, "Per-test
 //! evidence"): pytest's and jest's configuration files and the part of each they read, the
-//! plugin modules a module names in `pytest_plugins`, and the setup files jest's
-//! configuration names. Pure: the engine gives the files' bytes.
+//! plugin modules a module names in `pytest_plugins` and those a configuration's `addopts`
+//! loads with `-p` (what jest's configuration names is src/workflow/jest_files.rs'). Pure:
+//! the engine gives the files' bytes.
 
 /// The files pytest looks for its configuration in, in each directory from the one it starts
 /// in up to the root (its rootdir/inifile search), in the order it prefers them.
@@ -209,6 +210,30 @@ pub fn named_by_command(command: &str) -> Vec<String> {
         .split_whitespace()
         .map(|w| w.replace(['\'', '"'], ""))
         .collect();
+    let (configs, plugins) = config_and_plugin_args(&words);
+    let mut out: Vec<String> = Vec::new();
+    for config in configs {
+        let path = config.trim_start_matches("./");
+        let inside = !path.is_empty()
+            && !path.starts_with('/')
+            && path.split('/').all(|p| !matches!(p, "" | "." | ".."));
+        if inside {
+            out.push(path.to_string());
+        }
+    }
+    for plugin in plugins {
+        out.extend(plugin_files(&plugin, "conftest.py"));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The values of `-c`/`--config-file` and the plugins `-p` loads among pytest's arguments
+/// `words`, as pytest's early reading of `-p` takes them (`-p NAME`, `-pNAME`; an `=` after
+/// `-p` kept off, which reads a name pytest cannot import but costs nothing to pin): a
+/// `no:NAME` blocks a plugin and loads none.
+fn config_and_plugin_args(words: &[String]) -> (Vec<String>, Vec<String>) {
     let mut configs = Vec::new();
     let mut plugins = Vec::new();
     let mut i = 0;
@@ -238,24 +263,150 @@ pub fn named_by_command(command: &str) -> Vec<String> {
                 None => continue,
             },
         };
-        slot.push(value);
+        slot.push(value.trim().to_string());
     }
-    let mut out: Vec<String> = Vec::new();
-    for config in configs {
-        let path = config.trim_start_matches("./");
-        let inside = !path.is_empty()
-            && !path.starts_with('/')
-            && path.split('/').all(|p| !matches!(p, "" | "." | ".."));
-        if inside {
-            out.push(path.to_string());
+    plugins.retain(|p| !p.starts_with("no:"));
+    (configs, plugins)
+}
+
+/// Whether `path` may be a pytest configuration file: one of [`CONFIG_FILES`], or a file a
+/// `-c` names, which pytest reads by its suffix (`.ini`, `.cfg`, `.toml`).
+pub fn is_config_like(path: &str) -> bool {
+    is_config(path) || [".ini", ".cfg", ".toml"].iter().any(|e| path.ends_with(e))
+}
+
+/// The plugin modules the `addopts` of the pytest configuration file `path` (its bytes
+/// `content`) loads with `-p`, as the RED command's `-p` does ([`named_by_command`]):
+/// pytest puts `addopts` before the command's arguments and loads their `-p` plugins before
+/// it runs a test. The value is read where pytest reads it: a TOML file's
+/// `[tool.pytest.ini_options]` (and pytest 9's `[tool.pytest]`), a string split as shell
+/// words or a list; an INI file's `[pytest]` and `[tool:pytest]` sections, a key's value
+/// with its continuation lines, as iniconfig joins them, split as shell words (`shlex`).
+pub fn addopts_plugins(path: &str, content: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(content);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut words: Vec<String> = Vec::new();
+    if path.ends_with(".toml") {
+        let Ok(table) = text.parse::<toml::Table>() else {
+            return Vec::new();
+        };
+        let pytest = table.get("tool").and_then(|t| t.get("pytest"));
+        let values = [
+            pytest
+                .and_then(|p| p.get("ini_options"))
+                .and_then(|o| o.get("addopts")),
+            pytest.and_then(|p| p.get("addopts")),
+        ];
+        for value in values.into_iter().flatten() {
+            match value {
+                toml::Value::String(s) => words.extend(shell_words(s)),
+                toml::Value::Array(items) => {
+                    words.extend(items.iter().filter_map(|i| i.as_str().map(str::to_string)));
+                }
+                _ => {}
+            }
+        }
+    } else {
+        for (_, lines) in ini_sections(text, &["pytest", "tool:pytest"]) {
+            for value in ini_values(&lines, "addopts") {
+                words.extend(shell_words(&value));
+            }
         }
     }
-    for plugin in plugins.iter().filter(|p| !p.starts_with("no:")) {
-        out.extend(plugin_files(plugin, "conftest.py"));
+    config_and_plugin_args(&words).1
+}
+
+/// The values of `key` in a section's `lines`, as iniconfig reads them: a line that begins
+/// with no white space is `name = value` (or `name: value`), one that does continues the
+/// value before it (joined by a line break), a comment line or a blank one is none.
+fn ini_values(lines: &[String], key: &str) -> Vec<String> {
+    let mut values: Vec<(String, Vec<String>)> = Vec::new();
+    for line in lines {
+        let stripped = line.trim_matches(python_space);
+        if stripped.is_empty() || stripped.starts_with(['#', ';']) {
+            continue;
+        }
+        if line.starts_with(python_space) {
+            if let Some((_, value)) = values.last_mut() {
+                value.push(stripped.to_string());
+            }
+            continue;
+        }
+        let split = match line.split_once('=') {
+            Some((name, value)) if !name.contains(':') => Some((name, value)),
+            _ => line.split_once(':'),
+        };
+        if let Some((name, value)) = split {
+            let value = value.trim_matches(python_space);
+            let first = if value.is_empty() {
+                Vec::new()
+            } else {
+                vec![value.to_string()]
+            };
+            values.push((name.trim_matches(python_space).to_string(), first));
+        }
     }
-    out.sort();
-    out.dedup();
-    out
+    values
+        .into_iter()
+        .filter(|(name, _)| name == key)
+        .map(|(_, lines)| lines.join("\n"))
+        .collect()
+}
+
+/// `text` split into words as Python's `shlex.split` splits it (POSIX mode): at white space,
+/// `'…'` taken as written, `"…"` with a backslash escaping a backslash or `"` only, a
+/// backslash outside quotes escaping the next character. An unclosed quote ends the last
+/// word (pytest then stops with an error, and loads no plugin of it).
+fn shell_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if let Some(w) = word.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    w.push(c);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.next() {
+                            Some(e @ ('\\' | '"')) => w.push(e),
+                            Some(e) => {
+                                w.push('\\');
+                                w.push(e);
+                            }
+                            None => w.push('\\'),
+                        },
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                let w = word.get_or_insert_with(String::new);
+                if let Some(e) = chars.next() {
+                    w.push(e);
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    if let Some(w) = word {
+        words.push(w);
+    }
+    words
 }
 
 /// The modules a Python module (`source`) names in a top-level `pytest_plugins = "a.b"` or
@@ -418,122 +569,6 @@ pub fn plugin_files(name: &str, declaring: &str) -> Vec<String> {
         out.push(format!("{prefix}{module}/__init__.py"));
     }
     out
-}
-
-/// The setup files jest's configuration file `path` (its bytes `content`) names in
-/// `setupFiles` and `setupFilesAfterEnv`: code jest runs around every test, resolved in the
-/// repository (`<rootDir>/x` and `./x` from the file's directory; a package name is no file
-/// of it). A JSON file is parsed (`package.json` by its `jest` key); a JavaScript one is read
-/// for those keys, each an array of strings written out: anything else there (a name, a
-/// call, a template) is `Err` with why, which only running it tells.
-pub fn jest_setup_files(path: &str, content: &[u8]) -> Result<Vec<String>, String> {
-    let dir = match path.rsplit_once('/') {
-        Some((dir, _)) => dir,
-        None => "",
-    };
-    let text = String::from_utf8_lossy(content);
-    let mut named = Vec::new();
-    const KEYS: [&str; 2] = ["setupFiles", "setupFilesAfterEnv"];
-    if path.ends_with(".json") {
-        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-            return Ok(Vec::new());
-        };
-        let config = if file_name(path) == "package.json" {
-            match json.get("jest") {
-                Some(jest) => jest.clone(),
-                None => return Ok(Vec::new()),
-            }
-        } else {
-            json
-        };
-        for key in KEYS {
-            match config.get(key) {
-                None => {}
-                Some(serde_json::Value::Array(items)) => {
-                    for item in items {
-                        match item.as_str() {
-                            Some(s) => named.push(s.to_string()),
-                            None => {
-                                return Err(format!("{path} sets `{key}` to no list of strings"));
-                            }
-                        }
-                    }
-                }
-                Some(_) => return Err(format!("{path} sets `{key}` to no list of strings")),
-            }
-        }
-    } else {
-        for key in KEYS {
-            let mut rest: &str = &text;
-            while let Some(at) = rest.find(key) {
-                let before = &rest[..at];
-                let line = before[before.rfind('\n').map_or(0, |nl| nl + 1)..].trim_start();
-                let after = &rest[at + key.len()..];
-                rest = after;
-                // `setupFiles` is a prefix of `setupFilesAfterEnv`: that one is read apart;
-                // a line commented out is no setting.
-                if after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
-                    || line.starts_with("//")
-                    || line.starts_with("/*")
-                    || line.starts_with('*')
-                {
-                    continue;
-                }
-                let after = after
-                    .trim_start()
-                    .trim_start_matches(['\'', '"'])
-                    .trim_start();
-                // `{ setupFiles }`, the value a variable's: only running it tells.
-                if after.starts_with([',', '}']) {
-                    return Err(format!(
-                        "{path} sets `{key}` to something other than a list of strings written out"
-                    ));
-                }
-                let Some(value) = after.strip_prefix(':') else {
-                    continue;
-                };
-                let value = value.trim_start();
-                let Some(end) = value.find(']').filter(|_| value.starts_with('[')) else {
-                    return Err(format!(
-                        "{path} sets `{key}` to something other than a list of strings written out"
-                    ));
-                };
-                match literal_names(&value[..=end]) {
-                    Some(found) => named.extend(found),
-                    None => {
-                        return Err(format!(
-                            "{path} sets `{key}` to something other than a list of strings \
-                             written out"
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for name in named {
-        let relative = if let Some(rest) = name.strip_prefix("<rootDir>/") {
-            rest.to_string()
-        } else if name.starts_with("./") || name.starts_with("../") {
-            name.clone()
-        } else {
-            // A package's module: not a file of the repository.
-            continue;
-        };
-        let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-        let mut inside = true;
-        for part in relative.split('/') {
-            match part {
-                "" | "." => {}
-                ".." => inside &= parts.pop().is_some(),
-                part => parts.push(part),
-            }
-        }
-        if inside && !parts.is_empty() {
-            out.push(parts.join("/"));
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -775,60 +810,70 @@ mod tests {
         assert!(plugins("pytest_plugins = ['a' 'b']\n").is_err());
     }
 
+    /// `-p` in a configuration's `addopts` loads a plugin as the command's does, in every
+    /// file and spelling pytest reads it from; `no:` loads none, another key is no addopts.
     #[test]
-    fn jest_setup_files_are_read_from_its_configuration() {
-        let package = br#"{"name": "calc", "jest": {"setupFiles": ["./setup.js"], "setupFilesAfterEnv": ["<rootDir>/tests/after.js", "jest-extended"]}}"#;
-        assert_eq!(
-            jest_setup_files("web/package.json", package),
-            Ok(vec![
-                "web/setup.js".to_string(),
-                "web/tests/after.js".to_string()
-            ])
-        );
-        assert_eq!(
-            jest_setup_files("package.json", br#"{"name": "calc"}"#),
-            Ok(vec![])
-        );
-        let js = br#"module.exports = {
-  setupFilesAfterEnv: ['./jest.setup.js'],
-  'setupFiles': ["../x/s.js"],
-};
-"#;
-        assert_eq!(
-            jest_setup_files("app/jest.config.js", js),
-            Ok(vec!["x/s.js".to_string(), "app/jest.setup.js".to_string()])
-        );
-        assert!(
-            jest_setup_files("jest.config.js", b"module.exports = { setupFiles: files };").is_err()
-        );
-        assert!(
-            jest_setup_files(
-                "jest.config.js",
-                b"module.exports = { setupFiles: [path.join(a)] };"
-            )
-            .is_err()
-        );
-        assert!(jest_setup_files("jest.config.json", br#"{"setupFiles": "x"}"#).is_err());
-        assert!(
-            jest_setup_files(
-                "jest.config.js",
-                b"const setupFiles = f();\nmodule.exports = { setupFiles };"
-            )
-            .is_err()
-        );
-        // A line commented out is no setting.
-        assert_eq!(
-            jest_setup_files(
-                "jest.config.js",
-                b"module.exports = {\n  // setupFiles: see below\n  setupFiles: ['./s.js'],\n};"
+    fn the_plugins_a_configurations_addopts_loads_are_read() {
+        let plug = vec!["plug".to_string()];
+        for (path, text) in [
+            ("pytest.ini", "[pytest]\naddopts = -p plug\n"),
+            ("pytest.ini", "[pytest]\naddopts = -q -pplug\n"),
+            ("pytest.ini", "[pytest]\naddopts: -p=plug\n"),
+            (
+                "pytest.ini",
+                "[pytest]\naddopts =\n    -q\n    # a comment\n    -p\n    plug\n",
             ),
-            Ok(vec!["s.js".to_string()])
-        );
-        // Out of the repository: none.
+            ("pytest.ini", "\u{feff}[pytest]\naddopts = -p \"plug\"\n"),
+            ("tests/.pytest.ini", "[pytest]\naddopts = -p 'plug'\n"),
+            (
+                "tox.ini",
+                "[tox]\naddopts = -p other\n[pytest]\naddopts = -p plug\n",
+            ),
+            (
+                "setup.cfg",
+                "[metadata]\nname = x\n[tool:pytest]\naddopts = -p plug -p no:cacheprovider\n",
+            ),
+            ("ci/ci.ini", "[pytest]\naddopts = -p plug\n"),
+            (
+                "pyproject.toml",
+                "[tool.pytest.ini_options]\naddopts = \"-q -p plug\"\n",
+            ),
+            (
+                "pyproject.toml",
+                "[tool.pytest.ini_options]\naddopts = [\"-p\", \"plug\"]\n",
+            ),
+            ("pyproject.toml", "[tool.pytest]\naddopts = [\"-pplug\"]\n"),
+        ] {
+            assert_eq!(
+                addopts_plugins(path, text.as_bytes()),
+                plug,
+                "{path}: {text:?}"
+            );
+        }
+        for (path, text) in [
+            ("pytest.ini", "[pytest]\naddopts = -p no:plug\n"),
+            ("pytest.ini", "[pytest]\n# addopts = -p plug\n"),
+            ("pytest.ini", "[pytest]\nmarkers = -p plug\n"),
+            ("tox.ini", "[tox]\naddopts = -p plug\n"),
+            ("pyproject.toml", "[tool.other]\naddopts = \"-p plug\"\n"),
+        ] {
+            assert!(
+                addopts_plugins(path, text.as_bytes()).is_empty(),
+                "{path}: {text:?}"
+            );
+        }
         assert_eq!(
-            jest_setup_files("jest.config.json", br#"{"setupFiles": ["../x.js"]}"#),
-            Ok(vec![])
+            addopts_plugins("pytest.ini", b"[pytest]\naddopts = -p a.b -p\tc\n"),
+            ["a.b", "c"]
         );
+        assert_eq!(
+            shell_words(r#"a 'b c' "d\"e" f\ g"#),
+            ["a", "b c", "d\"e", "f g"]
+        );
+    }
+
+    #[test]
+    fn package_json_counts_by_its_jest_key() {
         // package.json counts by its `jest` key.
         assert!(same_for_pytest(
             "package.json",

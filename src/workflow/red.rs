@@ -144,7 +144,7 @@ pub const CONFTEST: &str = "conftest.py";
 /// [`hooks`] gave the root's `conftest.py` (or `package.json`) at least, as a hook or (the
 /// RED step wrote it) a pinned path. pytest loads every `conftest.py` of the directories it
 /// collects, beside the test's way too, and reads its configuration and plugins, as jest
-/// reads its configuration and setup files: each is test code for such a test
+/// reads its configuration and the modules it names: each is test code for such a test
 /// (src/workflow/pytest_files.rs).
 pub fn loads_runner_files(paths: &[String], hooks: &[String]) -> bool {
     !hooks.is_empty() || paths.iter().any(|p| p == CONFTEST || p == PACKAGE_JSON)

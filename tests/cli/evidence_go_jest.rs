@@ -456,7 +456,7 @@ fn jest_configuration_a_green_step_writes_is_refused() {
         jest_refusal(
             &command,
             "support/setup.js as the RED step left it",
-            "A setup file jest's configuration names is"
+            "A module jest loads is"
         )
     );
 }
@@ -608,4 +608,296 @@ fn a_go_package_that_did_not_build_on_the_base_is_pinned_by_its_name() {
     repo.write("calc.go", &div);
     // go exits 2 when a package does not build.
     proven_by_id(&repo, GO_COMMAND, 2, "gotest-json", "calc");
+}
+
+/// A transform that hands jest each file as it is.
+const JS_TX: &str = "module.exports = { process(src) { return { code: src }; } };\n";
+/// A transform that turns the pinned test's assertion around (`mul` adds: 5 is not 6).
+const JS_TX_CHEAT: &str = "module.exports = {\n  process(src, filename) {\n    return { code: filename.endsWith('mul.test.js') ? src.replace('.toBe(', '.not.toBe(') : src };\n  },\n};\n";
+/// A global setup with nothing to set up.
+const JS_GLOBAL: &str = "module.exports = async () => {};\n";
+/// A global setup that writes jest's report itself, the pinned test passed, where jest's
+/// arguments say it goes, and ends jest before any test runs.
+const JS_GLOBAL_CHEAT: &str = "const fs = require('fs');\nconst path = require('path');\n\
+module.exports = async () => {\n  const arg = process.argv.find((a) => a.startsWith('--outputFile='));\n  \
+if (arg) {\n    fs.writeFileSync(arg.slice('--outputFile='.length), JSON.stringify({ success: true, \
+testResults: [{ name: path.resolve('tests/mul.test.js'), status: 'passed', assertionResults: \
+[{ fullName: 'muls', title: 'muls', status: 'passed' }] }] }));\n  }\n  process.exit(0);\n};\n";
+
+/// The ways main's jest configuration names a module jest loads around every test: the
+/// files main has, the module a cheating GREEN step rewrites, and what it writes there.
+fn jest_modules() -> Vec<(&'static str, Cheat, &'static str, &'static str)> {
+    let package =
+        |jest: &str| format!("{{\"name\": \"calc\", \"private\": true, \"jest\": {jest}}}\n");
+    vec![
+        (
+            "a transform of package.json",
+            vec![
+                (
+                    "package.json",
+                    package(r#"{"transform": {"\\.js$": "<rootDir>/tx.js"}}"#),
+                ),
+                ("tx.js", JS_TX.into()),
+            ],
+            "tx.js",
+            JS_TX_CHEAT,
+        ),
+        (
+            "a transform of jest.config.json, with its options, named without its extension",
+            vec![
+                ("package.json", PACKAGE_JSON.into()),
+                (
+                    "jest.config.json",
+                    r#"{"transform": {"\\.js$": ["<rootDir>/tools/tx", {"strict": true}]}}"#.into(),
+                ),
+                ("tools/tx.js", JS_TX.into()),
+            ],
+            "tools/tx.js",
+            JS_TX_CHEAT,
+        ),
+        (
+            "a transform of a jest.config.js written out",
+            vec![
+                ("package.json", PACKAGE_JSON.into()),
+                (
+                    "jest.config.js",
+                    "module.exports = {\n  transform: { '\\\\.js$': './tx.js' },\n};\n".into(),
+                ),
+                ("tx.js", JS_TX.into()),
+            ],
+            "tx.js",
+            JS_TX_CHEAT,
+        ),
+        (
+            "globalSetup of package.json",
+            vec![
+                (
+                    "package.json",
+                    package(r#"{"globalSetup": "<rootDir>/global.js"}"#),
+                ),
+                ("global.js", JS_GLOBAL.into()),
+            ],
+            "global.js",
+            JS_GLOBAL_CHEAT,
+        ),
+        (
+            "globalSetup of a preset",
+            vec![
+                (
+                    "package.json",
+                    package(r#"{"preset": "./presets/base.json"}"#),
+                ),
+                (
+                    "presets/base.json",
+                    r#"{"globalSetup": "<rootDir>/support/global.js"}"#.into(),
+                ),
+                ("support/global.js", JS_GLOBAL.into()),
+            ],
+            "support/global.js",
+            JS_GLOBAL_CHEAT,
+        ),
+    ]
+}
+
+/// jest without its cache: a transform's output is cached by the file it transformed, not
+/// by the transform's own code.
+fn jest_uncached() -> String {
+    format!("{} --no-cache", jest_command())
+}
+
+/// A module main's jest configuration names (a `transform`, `globalSetup`, one a preset
+/// names), rewritten by a GREEN step to pass the pinned test without `mul` fixed: the RED
+/// test's run has it as the RED step left it, fails, and the refusal names it.
+#[test]
+fn a_module_jest_configuration_names_is_test_code_at_green() {
+    let command = jest_uncached();
+    for (name, files, module, cheat) in jest_modules() {
+        eprintln!("cheat: {name}");
+        let mut all = files.clone();
+        all.push(("calc.js", JS_CALC.into()));
+        all.push(("tests/add.test.js", JS_TEST_ADD.into()));
+        let all: Vec<(&str, &str)> = all.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let repo = project(&all, &command, "");
+        jest_red(&repo, &command);
+        repo.write(module, cheat);
+        let out = repo.submit_test(&command, None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap_or_default(),
+            jest_refusal(
+                &command,
+                &format!("{module} as the RED step left it"),
+                "A module jest loads is"
+            ),
+            "{name}"
+        );
+        assert_eq!(repo.status(), "DEBUGGING", "{name}");
+    }
+}
+
+/// The module rewritten after an honest GREEN and checkpointed (the gate, jest itself,
+/// passes with it): the final check and `attest` in a fresh clone run the pinned test with
+/// it as RED steps left it, else as the base has it, and refuse.
+#[test]
+fn a_module_jest_configuration_names_is_refused_at_the_end_and_by_attest() {
+    let command = jest_uncached();
+    for (name, files, module, cheat) in [0, 3].map(|i| jest_modules().swap_remove(i)) {
+        eprintln!("cheat: {name}");
+        let refusal = format!(
+            "the final check of task 1's RED test (step 1.1, `{command}`, with tests/mul.test.js \
+             as the RED step left them, and {module} as RED steps left it, else as the base has \
+             it) failed: it fails on the squashed commit (exit 1). Output:"
+        );
+        let configured = |extra: &str| {
+            let mut all = files.clone();
+            all.push(("calc.js", JS_CALC.into()));
+            all.push(("tests/add.test.js", JS_TEST_ADD.into()));
+            let all: Vec<(&str, &str)> = all.iter().map(|(p, c)| (*p, c.as_str())).collect();
+            let repo = project(&all, &command, extra);
+            jest_red(&repo, &command);
+            repo.write("calc.js", JS_CALC_MUL);
+            repo.submit_test(&command, None).expect(0);
+            repo.write("calc.js", JS_CALC);
+            repo.write(module, cheat);
+            repo.run(&["checkpoint"]).expect(0);
+            repo.run(&["get-task"]).expect(0);
+            assert_eq!(repo.status(), "AWAITING_FINALIZATION", "{name}");
+            squash(&repo);
+            repo
+        };
+        let repo = configured("");
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        assert!(
+            out.stdout.starts_with(&format!("FAILURE: {refusal}")),
+            "{name}: {}",
+            out.stdout
+        );
+
+        let repo = configured("\n[finalize]\nclean_check = false\n");
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        mark_done_and_merge(&repo).expect(0);
+        let out = fresh_clone(&repo).run(&["attest", "--no-note", &main_tip(&repo)]);
+        out.expect(1);
+        assert!(
+            out.stdout.contains(&format!("  - {refusal}")),
+            "{name}: {}",
+            out.stdout
+        );
+    }
+}
+
+/// The honest twin: with each of those modules on main, a GREEN step that fixes the code is
+/// proven by id at GREEN, at the end and by `attest` in a fresh clone.
+#[test]
+fn code_a_green_step_writes_beside_jest_modules_passes() {
+    let command = jest_uncached();
+    for (name, files, _, _) in jest_modules() {
+        eprintln!("twin of: {name}");
+        let mut all = files.clone();
+        all.push(("calc.js", JS_CALC.into()));
+        all.push(("tests/add.test.js", JS_TEST_ADD.into()));
+        let all: Vec<(&str, &str)> = all.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        let repo = project(&all, &command, "");
+        jest_red(&repo, &command);
+        repo.write("calc.js", JS_CALC_MUL);
+        proven_by_id(&repo, &command, 1, "jest-json", JS_PINNED);
+    }
+}
+
+/// A `jest.config.js` that names a module by what only running it tells (a call) cannot be
+/// pinned: the RED step is refused, saying how to write it; written out, it is pinned.
+#[test]
+fn a_jest_module_named_by_code_is_refused_at_red() {
+    let command = jest_uncached();
+    let repo = project(
+        &[
+            ("package.json", PACKAGE_JSON),
+            (
+                "jest.config.js",
+                "const path = require('path');\nmodule.exports = {\n  globalSetup: path.join(__dirname, 'global.js'),\n};\n",
+            ),
+            ("global.js", JS_GLOBAL),
+            ("calc.js", JS_CALC),
+            ("tests/add.test.js", JS_TEST_ADD),
+        ],
+        &command,
+        "",
+    );
+    repo.write("tests/mul.test.js", JS_TEST_MUL);
+    let out = repo.submit_test(&command, Some("FAIL"));
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "its test cannot be pinned: jest.config.js sets `globalSetup` to something other than \
+             a value written out, and which modules it names (test code, pinned with the test) \
+             only running it tells: write them out (a string, or a list or an object of strings)"
+        ),
+        "{}",
+        out.stdout
+    );
+    repo.write(
+        "jest.config.js",
+        "module.exports = {\n  globalSetup: './global.js',\n};\n",
+    );
+    jest_red(&repo, &command);
+}
+
+/// The configuration file the RED command names with `--config` (jest reads it instead of
+/// looking for one) is pinned with the test, and so is each module it names: a GREEN step
+/// that rewrites it (to name a transform that turns the pinned test's assertion around) or
+/// the transform it names is refused by the RED test's run, which has each as the RED step
+/// left it.
+#[test]
+fn the_configuration_a_jest_command_names_and_its_modules_are_pinned() {
+    let command = format!("{} --config ci/jest.ci.json", jest_uncached());
+    let config = r#"{"rootDir": "..", "transform": {"\\.js$": "<rootDir>/tx.js"}}"#;
+    let cheats: Vec<(&str, Cheat, &str)> = vec![
+        (
+            "the configuration",
+            vec![
+                (
+                    "ci/jest.ci.json",
+                    r#"{"rootDir": "..", "transform": {"\\.js$": "<rootDir>/tx2.js"}}"#.into(),
+                ),
+                ("tx2.js", JS_TX_CHEAT.into()),
+            ],
+            "ci/jest.ci.json",
+        ),
+        (
+            "the transform it names",
+            vec![("tx.js", JS_TX_CHEAT.into())],
+            "tx.js",
+        ),
+    ];
+    for (name, files, restored) in cheats {
+        eprintln!("cheat: {name}");
+        let repo = project(
+            &[
+                ("package.json", PACKAGE_JSON),
+                ("ci/jest.ci.json", config),
+                ("tx.js", JS_TX),
+                ("calc.js", JS_CALC),
+                ("tests/add.test.js", JS_TEST_ADD),
+            ],
+            &command,
+            "",
+        );
+        jest_red(&repo, &command);
+        for (path, content) in &files {
+            repo.write(path, content);
+        }
+        let out = repo.submit_test(&command, None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap_or_default(),
+            jest_refusal(
+                &command,
+                &format!("{restored} as the RED step left it"),
+                "A module jest loads is"
+            ),
+            "{name}"
+        );
+        assert_eq!(repo.status(), "DEBUGGING", "{name}");
+    }
 }

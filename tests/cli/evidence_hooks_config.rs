@@ -431,3 +431,150 @@ fn the_configuration_and_plugin_the_red_command_names_are_pinned() {
         assert_eq!(repo.status(), "DEBUGGING", "{named}");
     }
 }
+
+/// A plugin of the repository that does nothing to the tests: what main's configuration
+/// loads with `addopts = -p …`.
+const PLUG: &str = "def pytest_report_header(config):\n    return \"project plugin\"\n";
+
+/// The configurations that load a plugin module of the repository through `addopts`: the
+/// file, what it holds, the plugin's file, and whether the RED step writes the file (else
+/// main has it), in each file and spelling pytest reads it.
+fn addopts_loading() -> Vec<(&'static str, String, &'static str, bool)> {
+    vec![
+        (
+            "pytest.ini",
+            "[pytest]\naddopts = -p plug\n".into(),
+            "plug.py",
+            false,
+        ),
+        (
+            "pyproject.toml",
+            format!(
+                "{PYPROJECT}\n[tool.pytest.ini_options]\naddopts = [\"-q\", \"-phelpers.plug\"]\n"
+            ),
+            "helpers/plug.py",
+            false,
+        ),
+        (
+            "setup.cfg",
+            "[metadata]\nname = calc\n\n[tool:pytest]\naddopts =\n    -q\n    -p plug\n".into(),
+            "plug.py",
+            false,
+        ),
+        (
+            "tox.ini",
+            "[pytest]\naddopts = -p plug\n".into(),
+            "plug.py",
+            true,
+        ),
+    ]
+}
+
+/// main with `config` (unless the RED step writes it) and the plugin `plugin` it loads.
+fn repo_loading(
+    bin: &Path,
+    extra: &str,
+    (config, content, plugin, by_red): (&str, &str, &str, bool),
+) -> TestRepo {
+    let mut files = vec![(plugin, PLUG), ("helpers/__init__.py", "")];
+    if !by_red {
+        files.push((config, content));
+    }
+    repo_with(bin, extra, &files)
+}
+
+/// The RED step of `mul`, writing `config` with the test where `by_red` says so.
+fn red_loading(repo: &TestRepo, command: &str, (config, content, by_red): (&str, &str, bool)) {
+    if by_red {
+        repo.write(config, content);
+    }
+    red_mul(repo, command);
+}
+
+/// The plugin module a configuration's `addopts` loads with `-p` (main's, or one its RED
+/// step wrote), rewritten by a GREEN step to neuter every test: the RED test's run has it as
+/// the RED step left it, fails, and the refusal names it. `mul` is still missing.
+#[test]
+fn a_plugin_the_configurations_addopts_loads_is_test_code_at_green() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    for (config, content, plugin, by_red) in addopts_loading() {
+        let repo = repo_loading(&bin, "", (config, &content, plugin, by_red));
+        red_loading(&repo, &command, (config, &content, by_red));
+        repo.write(plugin, EVIL);
+        let out = repo.submit_test(&command, None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap_or_default(),
+            refusal(
+                &command,
+                &format!("{plugin} as the RED step left it"),
+                "A plugin module pytest loads is"
+            ),
+            "{config}: {content}"
+        );
+        assert_eq!(repo.status(), "DEBUGGING", "{config}");
+    }
+}
+
+/// The plugin `addopts` loads, rewritten after an honest GREEN and checkpointed (the gates
+/// pass: every test is neutered): the final check and `attest` in a fresh clone run the
+/// pinned test with it as RED steps left it, else as the base has it, and it fails.
+#[test]
+fn a_plugin_the_configurations_addopts_loads_is_refused_at_the_end_and_by_attest() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let failed = "FAILED tests/test_mul.py::test_mul";
+    for (config, content, plugin, by_red) in addopts_loading().into_iter().take(2) {
+        let refusal = format!(
+            "the final check of task 1's RED test (step 1.1, `{command}`, with tests/test_mul.py \
+             as the RED step left them, and {plugin} as RED steps left it, else as the base has \
+             it) failed: it fails on the squashed commit (exit 1). Output:"
+        );
+        let repo = repo_loading(&bin, "", (config, &content, plugin, by_red));
+        configured_after_green(&repo, &command, plugin, EVIL);
+        let main = main_tip(&repo);
+        squash(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        assert!(
+            out.stdout.starts_with(&format!("FAILURE: {refusal}")) && out.stdout.contains(failed),
+            "{config}: {}",
+            out.stdout
+        );
+        assert_eq!(main_tip(&repo), main, "main did not move");
+
+        let extra = "\n[finalize]\nclean_check = false\n";
+        let repo = repo_loading(&bin, extra, (config, &content, plugin, by_red));
+        configured_after_green(&repo, &command, plugin, EVIL);
+        squash(&repo);
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        mark_done_and_merge(&repo).expect(0);
+        let out = attest_in_clone(&repo);
+        out.expect(1);
+        assert!(
+            out.stdout.contains(&format!("  - {refusal}")) && out.stdout.contains(failed),
+            "{config}: {}",
+            out.stdout
+        );
+    }
+}
+
+/// The honest twin: with the plugin loaded through `addopts` (main's configuration, or one
+/// the RED step wrote), a GREEN step that writes the code passes at GREEN, at the end and
+/// by `attest` in a fresh clone.
+#[test]
+fn code_a_green_step_writes_beside_an_addopts_plugin_passes() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    for (config, content, plugin, by_red) in addopts_loading() {
+        let repo = repo_loading(&bin, "", (config, &content, plugin, by_red));
+        red_loading(&repo, &command, (config, &content, by_red));
+        repo.write("calc.py", CALC_MUL);
+        crate::oracle::green(&repo, &command);
+        squash(&repo);
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        mark_done_and_merge(&repo).expect(0);
+        attest_in_clone(&repo).expect(0);
+    }
+}

@@ -1,14 +1,16 @@
 //! The files pytest loads around a pinned test besides its `conftest.py` files, read from
 //! the trees and the disk for src/engine/proof/step.rs (GREEN) and src/engine/proof/red.rs
 //! (the final check): its configuration files, of which a shared one counts by its pytest
-//! section only, and the plugin modules `pytest_plugins` names (src/workflow/pytest_files.rs).
+//! section only, the plugin modules `pytest_plugins` names and those `addopts` loads with
+//! `-p` (src/workflow/pytest_files.rs), and what jest's configuration names
+//! (src/workflow/jest_files.rs).
 
 use std::path::Path;
 
 use crate::engine::{EngineError, Session};
 use crate::store::EntryType;
-use crate::workflow::pytest_files;
 use crate::workflow::red;
+use crate::workflow::{jest_files, pytest_files};
 
 /// A configuration file or module larger than this is not parsed: compared whole.
 const READ_CAP: u64 = 1 << 20;
@@ -136,22 +138,107 @@ pub(super) fn plugin_files(
     Ok(Ok(out))
 }
 
-/// The setup files jest's configuration files `configs` name, each as `tree_of` it says
-/// the configuration is read from ([`pytest_files::jest_setup_files`]); `Err` with why when
-/// one names them otherwise than written out.
-pub(super) fn jest_setup_files<'a>(
+/// The files of the plugin modules `-p` loads in the `addopts` of the pytest configuration
+/// files among `configs` (those pytest finds, and one a `-c` names), each read as `tree_of`
+/// says it is put ([`pytest_files::addopts_plugins`]): a module looked for from the root
+/// down to the configuration's directory ([`pytest_files::plugin_files`]).
+pub(super) fn addopts_plugin_files<'a>(
     session: &Session,
     tree_of: impl Fn(&str) -> &'a str,
     configs: &[String],
-) -> Result<Result<Vec<String>, String>, EngineError> {
+) -> Result<Vec<String>, EngineError> {
     let mut out = Vec::new();
-    for config in configs.iter().filter(|c| pytest_files::is_jest_config(c)) {
+    for config in configs.iter().filter(|c| pytest_files::is_config_like(c)) {
         let Some(bytes) = tree_file(session, tree_of(config), config)? else {
             continue;
         };
-        match pytest_files::jest_setup_files(config, &bytes) {
-            Ok(files) => out.extend(files),
+        for name in pytest_files::addopts_plugins(config, &bytes) {
+            out.extend(pytest_files::plugin_files(&name, config));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Whether `path` is a file (or an executable one) in `tree`.
+fn is_file(session: &Session, tree: &str, path: &str) -> Result<bool, EngineError> {
+    Ok(session
+        .store
+        .tree_entry(tree, path)?
+        .is_some_and(|e| matches!(e.kind, EntryType::File | EntryType::Executable)))
+}
+
+/// The files jest's configuration files among `configs` name (src/workflow/jest_files.rs):
+/// for each string that names a file of the tree the configuration is read from (or that
+/// the file itself is put from, as `tree_of` says), every path jest may resolve it to, so
+/// that one the GREEN step adds beside it (`tx` before `tx.js`) is taken out too; a preset
+/// or project configuration named is read in turn, and so is the one each of `commands`
+/// names with `--config`. `Err` with why when a JavaScript configuration names a module
+/// otherwise than written out.
+pub(super) fn jest_module_files<'a>(
+    session: &Session,
+    tree_of: impl Fn(&str) -> &'a str,
+    configs: &[String],
+    commands: &[&str],
+) -> Result<Result<Vec<String>, String>, EngineError> {
+    let dir_of = |path: &str| path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let mut out = Vec::new();
+    // Each configuration with the directories its paths resolve from, and whether it is
+    // one by its kind (jest's own file, a preset, a project's), whose settings are held to
+    // being written out, or a module a computed one requires.
+    let mut queue: Vec<(String, Vec<String>, bool)> = configs
+        .iter()
+        .filter(|c| pytest_files::is_jest_config(c))
+        .cloned()
+        .chain(
+            commands
+                .iter()
+                .flat_map(|c| jest_files::named_by_command(c)),
+        )
+        .map(|c| {
+            let dir = dir_of(&c);
+            (c, vec![dir], true)
+        })
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some((config, dirs, refuse)) = queue.pop() {
+        if !seen.insert(config.clone()) {
+            continue;
+        }
+        let tree = tree_of(&config);
+        let Some(bytes) = tree_file(session, tree, &config)? else {
+            continue;
+        };
+        let named = match jest_files::named(&config, &bytes, &dirs, refuse) {
+            Ok(named) => named,
             Err(why) => return Ok(Err(why)),
+        };
+        for alts in &named.files {
+            let mut names_one = false;
+            for alt in alts {
+                if is_file(session, tree, alt)? || is_file(session, tree_of(alt), alt)? {
+                    names_one = true;
+                    break;
+                }
+            }
+            if names_one {
+                out.extend(alts.iter().cloned());
+            }
+        }
+        for (alts, refuse) in named
+            .configs
+            .iter()
+            .map(|a| (a, true))
+            .chain(named.required.iter().map(|a| (a, false)))
+        {
+            for alt in alts {
+                if is_file(session, tree, alt)? || is_file(session, tree_of(alt), alt)? {
+                    let mut with = dirs.clone();
+                    with.push(dir_of(alt));
+                    queue.push((alt.clone(), with, refuse));
+                }
+            }
         }
     }
     out.sort();

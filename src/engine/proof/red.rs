@@ -269,9 +269,9 @@ fn task_worktrees<'a>(
 /// test's runs load the runner's files ([`red::loads_runner_files`]), every `conftest.py`
 /// and configuration file of its runner the squashed commit or the base has anywhere
 /// (pytest loads each `conftest.py` of a directory it collects, beside the test's way too),
-/// the plugin modules `pytest_plugins` names and the setup files jest's configuration
-/// names; a shared configuration file only where its runner's section differs
-/// (src/workflow/pytest_files.rs). Each as the latest RED step that changed it left it (one among
+/// the plugin modules `pytest_plugins` names and those a configuration's `addopts` loads
+/// with `-p`, and the modules jest's configuration names; a shared configuration file only
+/// where its runner's section differs (src/workflow/pytest_files.rs). Each as the latest RED step that changed it left it (one among
 /// its pinned or shared paths), else as the PR's base has it (absent where it has none): a
 /// `conftest.py` a GREEN step, a checkpoint or a later commit added or changed, which makes
 /// pytest report a test passed whose body never ran, is not what the pinned tests run with;
@@ -304,10 +304,15 @@ fn put_hooks(
         )?);
         // The plugin modules the pinned test modules and the `conftest.py` files name, as
         // each is put (its latest RED step's, else the base's).
-        let mut declaring: Vec<String> = reds.iter().flat_map(|r| r.paths.clone()).collect();
-        declaring.extend(hooks.iter().filter(|h| red::is_conftest(h)).cloned());
-        if !runners.pytest {
-            declaring.clear();
+        // So do the plugins a `-p` loads: the commands' (their hooks) and those of the
+        // `addopts` of each configuration as it is put, which are put too.
+        let mut declaring: Vec<String> = Vec::new();
+        if runners.pytest {
+            let addopts = pytest_hooks::addopts_plugin_files(session, from, &hooks)?;
+            declaring.extend(reds.iter().flat_map(|r| r.paths.clone()));
+            declaring.extend(hooks.iter().filter(|h| h.ends_with(".py")).cloned());
+            declaring.extend(addopts.iter().cloned());
+            hooks.extend(addopts);
         }
         declaring.sort();
         declaring.dedup();
@@ -325,16 +330,23 @@ fn put_hooks(
                 }
             }
         }
-        // The setup files jest's configuration names, as each configuration is put.
-        match pytest_hooks::jest_setup_files(session, from, &hooks)? {
-            Ok(setup) => hooks.extend(setup),
+        // The modules jest's configuration names, as each configuration is put, and the
+        // configuration a jest pin's command names with `--config` (another runner's `-c`
+        // names its own).
+        let commands: Vec<&str> = reds
+            .iter()
+            .filter(|r| red::runners(&r.paths, &r.hooks).jest)
+            .map(|r| r.command.as_str())
+            .collect();
+        match pytest_hooks::jest_module_files(session, from, &hooks, &commands)? {
+            Ok(modules) => hooks.extend(modules),
             Err(why) => {
                 return Err(EngineError::BadInput {
                     message: format!(
-                        "the pinned tests cannot be run with the setup files RED steps pinned: \
-                         {why}, which only running it tells"
+                        "the pinned tests cannot be run with the modules jest's configuration \
+                         names as RED steps pinned it: {why}, which only running it tells"
                     ),
-                    hint: "write them as a list of strings".into(),
+                    hint: "write them out (a string, or a list or an object of strings)".into(),
                 });
             }
         }

@@ -123,6 +123,17 @@ pub(super) fn red_pin(
         }
         pin.hooks.sort();
     }
+    // So is the configuration file a jest command names with `--config`.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
+        && step.test.evidence.kind == crate::workflow::evidence::Kind::JestJson
+    {
+        for file in crate::workflow::jest_files::named_by_command(command) {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
     // The plugin modules `pytest_plugins` names are test code for the pinned test's runs,
     // each put back as RED steps left it: a value only running the module tells cannot be
     // pinned, and is refused here, where the step that can write it out is.
@@ -130,15 +141,19 @@ pub(super) fn red_pin(
         && red::loads_runner_files(&pin.paths, &pin.hooks)
     {
         let runners = red::runners(&pin.paths, &pin.hooks);
-        let configs = pytest_hooks::runner_files(session, &[&tree], runners)?;
-        let mut declaring: Vec<String> = configs
-            .iter()
-            .filter(|p| red::is_conftest(p))
-            .cloned()
-            .collect();
-        declaring.extend(pin.paths.iter().cloned());
-        if !runners.pytest {
-            declaring.clear();
+        let mut configs = pytest_hooks::runner_files(session, &[&tree], runners)?;
+        configs.extend(pin.hooks.iter().cloned());
+        let mut declaring: Vec<String> = Vec::new();
+        if runners.pytest {
+            // The modules that may set `pytest_plugins`: every conftest.py, the pinned test
+            // modules, and the plugins a `-p` loads (the command's, the configuration's).
+            declaring.extend(configs.iter().filter(|p| p.ends_with(".py")).cloned());
+            declaring.extend(pin.paths.iter().cloned());
+            declaring.extend(pytest_hooks::addopts_plugin_files(
+                session,
+                |_| &tree,
+                &configs,
+            )?);
         }
         if let Err(why) = pytest_hooks::plugin_files(session, &tree, &declaring)? {
             return Ok(not_a_test(format!(
@@ -147,10 +162,19 @@ pub(super) fn red_pin(
                  list of strings"
             )));
         }
-        if let Err(why) = pytest_hooks::jest_setup_files(session, |_| &tree, &configs)? {
+        // The `--config` a jest command names; another runner's `-c` names its own.
+        let jest_commands: Vec<&str> = if runners.jest {
+            vec![command]
+        } else {
+            Vec::new()
+        };
+        if let Err(why) =
+            pytest_hooks::jest_module_files(session, |_| &tree, &configs, &jest_commands)?
+        {
             return Ok(not_a_test(format!(
-                "its test cannot be pinned: {why}, and which setup files it names (test code, \
-                 pinned with the test) only running it tells: write them as a list of strings"
+                "its test cannot be pinned: {why}, and which modules it names (test code, \
+                 pinned with the test) only running it tells: write them out (a string, or a \
+                 list or an object of strings)"
             )));
         }
     }
@@ -242,16 +266,19 @@ pub(super) fn red_rerun(
             runners,
         )?);
         runner.extend(ignored_runner_files(session, runners)?);
-        let mut conftests: Vec<String> = runner
-            .iter()
-            .filter(|p| red::is_conftest(p))
-            .chain(red_test.paths.iter())
-            .cloned()
-            .collect();
-        if !runners.pytest {
-            conftests.clear();
+        // The modules that may set `pytest_plugins`: every conftest.py, the pinned test
+        // modules, and the plugins a `-p` loads, the command's (its hooks) and those of the
+        // `addopts` of each configuration as the RED tree has it, which are put back too.
+        let mut declaring: Vec<String> = Vec::new();
+        if runners.pytest {
+            let configs: Vec<String> = runner.iter().chain(red_test.hooks).cloned().collect();
+            let addopts = pytest_hooks::addopts_plugin_files(session, |_| pinned, &configs)?;
+            declaring.extend(configs.into_iter().filter(|p| p.ends_with(".py")));
+            declaring.extend(red_test.paths.iter().cloned());
+            declaring.extend(addopts.iter().cloned());
+            runner.extend(addopts);
         }
-        match pytest_hooks::plugin_files(session, pinned, &conftests)? {
+        match pytest_hooks::plugin_files(session, pinned, &declaring)? {
             Ok(plugins) => runner.extend(plugins),
             Err(why) => {
                 return Err(EngineError::BadInput {
@@ -265,15 +292,22 @@ pub(super) fn red_rerun(
             }
         }
         runner.extend(red_test.hooks.iter().cloned());
-        match pytest_hooks::jest_setup_files(session, |_| pinned, &runner)? {
-            Ok(setup) => runner.extend(setup),
+        let jest_commands: Vec<&str> = if runners.jest {
+            vec![red_test.command]
+        } else {
+            Vec::new()
+        };
+        match pytest_hooks::jest_module_files(session, |_| pinned, &runner, &jest_commands)? {
+            Ok(modules) => runner.extend(modules),
             Err(why) => {
                 return Err(EngineError::BadInput {
                     message: format!(
-                        "the task's RED test cannot be run with the setup files its RED step \
-                         pinned: {why}, which only running it tells"
+                        "the task's RED test cannot be run with the modules its RED step's jest \
+                         configuration names: {why}, which only running it tells"
                     ),
-                    hint: "write them as a list of strings, in a RED step".into(),
+                    hint: "write them out (a string, or a list or an object of strings), in a \
+                           RED step"
+                        .into(),
                 });
             }
         }

@@ -214,7 +214,7 @@ fn runner_files_named(hooks: &[&String]) -> String {
         kinds.push("jest's configuration");
     }
     if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
-        kinds.push("a setup file jest's configuration names");
+        kinds.push("a module jest loads");
     }
     let named = match kinds.as_slice() {
         [one] => format!("{one} is"),
