@@ -2,17 +2,50 @@
 //! user above the caller's directory, its configuration files read in gix's order, and
 //! nothing in the environment or the configuration that moves anything. gix's open builds
 //! its whole configuration cache, environment overrides included, on every call: a third of
-//! a `get-task` (docs/architecture.md, "What each call reads"). Anything else (a linked
+//! a `get-task` (docs/architecture.md, "Performance"). Anything else (a linked
 //! worktree, `GIT_DIR`, an include, an extension, another owner) is left to gix, opened at
 //! once; a plain repository opens gix only when a call needs more than refs, loose objects
-//! and configuration values ([`Repo::get`]).
+//! and configuration values ([`Repo::get`]). How gix opens a repository for the store is
+//! here too, so that both roads are in one place.
 
 use std::cell::OnceCell;
 use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Component, Path, PathBuf};
 
-use super::StoreError;
+use super::error::StoreError;
+
+/// What a store's object cache holds at most: a few configuration files, plans and
+/// commits, not a history.
+pub(super) const OBJECT_CACHE_BYTES: usize = 1 << 20;
+
+/// Opens the repository containing `dir` with replace refs off: every object read is the
+/// object stored under its id, whatever `refs/replace/` holds (docs/integrity.md, "Hermetic
+/// verification"), as every git command of ours runs with `GIT_NO_REPLACE_OBJECTS`.
+pub(super) fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> {
+    const NO_REPLACE: &str = "core.useReplaceRefs=false";
+    let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+    trust.full = trust.full.config_overrides([NO_REPLACE]);
+    trust.reduced = trust.reduced.config_overrides([NO_REPLACE]);
+    gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+        dir,
+        Default::default(),
+        trust,
+    )
+    .map(gix::Repository::from)
+    .map_err(|e| {
+        let text = e.to_string();
+        // gix's own words for "none found" say what ours would: said once, in ours.
+        StoreError::NotARepository(if text.starts_with("Could not find a git repository") {
+            format!(
+                "not a git repository: neither {} nor any directory above it is in one",
+                dir.display()
+            )
+        } else {
+            format!("cannot open the git repository: {text}")
+        })
+    })
+}
 
 /// `GIT_*` variables that change nothing this reader decides, or that it reads as gix does
 /// (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`, `GIT_CONFIG_NOSYSTEM`): who commits (read where
@@ -250,8 +283,8 @@ impl Repo {
         if let Some(repo) = self.opened.get() {
             return Ok(repo);
         }
-        let mut repo = super::open_without_replacements(&self.from)?;
-        repo.object_cache_size_if_unset(super::OBJECT_CACHE_BYTES);
+        let mut repo = open_without_replacements(&self.from)?;
+        repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
         if repo.git_dir() != self.git_dir {
             return Err(StoreError::NotARepository(format!(
                 "the repository at {} moved while it was read (now {})",
@@ -281,7 +314,8 @@ impl Repo {
         }
     }
 
-    /// Where the loose objects are (`GIT_OBJECT_DIRECTORY` is gix's to honour).
+    /// Where the loose objects are: the object store gix opened, else the git directory's
+    /// `objects`.
     pub(super) fn objects_dir(&self) -> PathBuf {
         match self.opened.get() {
             Some(repo) => repo.objects.store_ref().path().to_path_buf(),
@@ -325,7 +359,7 @@ mod tests {
 
     /// The paths gix's own discovery gives for `dir`.
     fn gix_paths(dir: &Path) -> (Option<PathBuf>, PathBuf, PathBuf) {
-        let repo = crate::store::open_without_replacements(dir).unwrap();
+        let repo = open_without_replacements(dir).unwrap();
         (
             repo.workdir().map(Path::to_path_buf),
             repo.git_dir().to_path_buf(),
@@ -477,11 +511,9 @@ mod tests {
         let compare = |what: &str| {
             let plain = Store::discover_selected(dir, None).unwrap();
             assert!(plain.repo.opened.get().is_none(), "{what}: plain");
-            let through_gix = Store::addressing(
-                Store::opened(crate::store::open_without_replacements(dir).unwrap()),
-                "w1",
-            )
-            .unwrap();
+            let through_gix =
+                Store::addressing(Store::opened(open_without_replacements(dir).unwrap()), "w1")
+                    .unwrap();
             let read = |s: &Store| {
                 format!(
                     "workflow {} tip {:?} head {:?} {:?} main {:?} missing {:?} remotes {:?} \
@@ -564,11 +596,8 @@ mod tests {
             let store = if plain {
                 Store::discover_selected(dir, Some("w")).unwrap()
             } else {
-                Store::addressing(
-                    Store::opened(crate::store::open_without_replacements(dir).unwrap()),
-                    "w",
-                )
-                .unwrap()
+                Store::addressing(Store::opened(open_without_replacements(dir).unwrap()), "w")
+                    .unwrap()
             };
             store
                 .update_ref(&name, None, one, "made".into(), &signature)

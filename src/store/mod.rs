@@ -81,10 +81,6 @@ pub use tips::{Landing, ReflogEntry};
 pub use workflow::{Workflow, WorkflowKind};
 pub use write::{FileChange, SignedAnswer, TransitionWrite};
 
-/// What a store's object cache holds at most: a few configuration files, plans and
-/// commits, not a history.
-const OBJECT_CACHE_BYTES: usize = 1 << 20;
-
 pub struct Store {
     repo: layout::Repo,
     workflow: String,
@@ -99,34 +95,6 @@ pub struct Store {
     /// The last workflow decoded, by its commit and ref, for a store that lives across
     /// calls (the MCP server's): a commit never changes, so neither does what it holds.
     remembered: Option<std::cell::RefCell<Option<(ObjectId, String, Workflow)>>>,
-}
-
-/// Opens the repository containing `dir` with replace refs off: every object read is the
-/// object stored under its id, whatever `refs/replace/` holds (docs/integrity.md, "Hermetic
-/// verification"), as every git command of ours runs with `GIT_NO_REPLACE_OBJECTS`.
-fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> {
-    const NO_REPLACE: &str = "core.useReplaceRefs=false";
-    let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
-    trust.full = trust.full.config_overrides([NO_REPLACE]);
-    trust.reduced = trust.reduced.config_overrides([NO_REPLACE]);
-    gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
-        dir,
-        Default::default(),
-        trust,
-    )
-    .map(gix::Repository::from)
-    .map_err(|e| {
-        let text = e.to_string();
-        // gix's own words for "none found" say what ours would: said once, in ours.
-        StoreError::NotARepository(if text.starts_with("Could not find a git repository") {
-            format!(
-                "not a git repository: neither {} nor any directory above it is in one",
-                dir.display()
-            )
-        } else {
-            format!("cannot open the git repository: {text}")
-        })
-    })
 }
 
 impl Store {
@@ -167,7 +135,7 @@ impl Store {
         // the master plan and the main line; the configuration blob): decoded once, kept
         // while the store lives. Objects never change under their id, so a long-lived server
         // reads nothing stale; the cap bounds what it holds.
-        repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+        repo.object_cache_size_if_unset(layout::OBJECT_CACHE_BYTES);
         layout::Repo::opened(repo)
     }
 
@@ -203,7 +171,7 @@ impl Store {
         }
         let repo = match layout::plain(dir) {
             Some(plain) => layout::Repo::plain(dir, plain),
-            None => Self::opened(open_without_replacements(dir)?),
+            None => Self::opened(layout::open_without_replacements(dir)?),
         };
         if repo.workdir().is_none() {
             return Err(StoreError::Bare);
