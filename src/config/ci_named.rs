@@ -54,8 +54,8 @@ pub fn github_uses(text: &str) -> Vec<Named> {
 /// The local files a GitLab CI file includes: a string or a list of strings under
 /// `include:`, and every `local:` and `file:` value (with the lists under them) in an
 /// `include:` block, at any depth (`trigger: include:` too). Remote includes (`http://`,
-/// `https://`) and values that hold a variable (`$…`, which only GitLab expands) are left
-/// out.
+/// `https://`) are left out; a value that holds a variable (`$…`, which only GitLab
+/// expands) names, as a wildcard does, everything under the directory before it.
 pub fn gitlab_includes(text: &str) -> Vec<Named> {
     let mut named = Vec::new();
     // The indentation of the `include:` key whose block the lines are in.
@@ -177,11 +177,11 @@ fn scalar(value: &str) -> String {
 
 /// A GitLab include value as a path of this repository, if it is one.
 fn included(value: String) -> Option<Named> {
-    if value.is_empty() || value.contains("://") || value.contains('$') {
+    if value.is_empty() || value.contains("://") {
         return None;
     }
     let path = value.trim_start_matches('/');
-    match path.find(['*', '?', '[']) {
+    match path.find(['*', '?', '[', '$']) {
         Some(at) => {
             let dir = path[..at]
                 .rsplit_once('/')
@@ -288,8 +288,8 @@ jobs:
             ),
             (
                 "variables and a path outside",
-                "include:\n  - local: $DIR/a.yml\n  - ../a.yml\n",
-                vec![],
+                "include:\n  - local: ci/$ENV/a.yml\n  - local: $DIR/a.yml\n  - ../a.yml\n",
+                vec![Named::Under(String::new()), Named::Under("ci".into())],
             ),
         ];
         for (case, text, expected) in cases {
