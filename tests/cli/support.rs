@@ -630,6 +630,19 @@ impl GitDaemon {
     /// Serves every repository under `base` with `repo`'s hermetic environment; its log is
     /// `base/daemon.log`.
     pub fn start(repo: &TestRepo, base: &Path) -> GitDaemon {
+        // The port is free when picked, not always when the daemon binds it: another test
+        // may take it in between, and then this daemon exits unable to listen. A few tries,
+        // each on a port picked again.
+        for _ in 0..4 {
+            if let Some(daemon) = Self::start_once(repo, base) {
+                return daemon;
+            }
+        }
+        Self::start_once(repo, base).expect("a port git daemon could listen on")
+    }
+
+    /// One start on a port picked now; `None` when the daemon could not bind it.
+    fn start_once(repo: &TestRepo, base: &Path) -> Option<GitDaemon> {
         use std::net::{TcpListener, TcpStream};
         use std::time::{Duration, Instant};
         // `git daemon` would run git-daemon as its child, which a kill of the parent leaves
@@ -665,17 +678,17 @@ impl GitDaemon {
             .expect("start git daemon");
         let mut daemon = GitDaemon { child, port };
         let start = Instant::now();
-        // The port was free when picked, not when the daemon binds it: another test's daemon
-        // may have taken it in between, and would answer the connect in place of this one
-        // (which then fails to bind and exits). Wait until the listener is this child's own.
+        // Another test's daemon on the same port would answer the connect in place of this
+        // one: wait until the listener is this child's own.
         while TcpStream::connect(("127.0.0.1", port)).is_err()
             || !listens_itself(daemon.child.id(), port)
         {
             if let Ok(Some(status)) = daemon.child.try_wait() {
-                panic!(
-                    "git daemon exited ({status}): {}",
-                    std::fs::read_to_string(base.join("daemon.log")).unwrap_or_default()
-                );
+                let log = std::fs::read_to_string(base.join("daemon.log")).unwrap_or_default();
+                if log.contains("unable to allocate any listen sockets") {
+                    return None;
+                }
+                panic!("git daemon exited ({status}): {log}");
             }
             assert!(
                 start.elapsed() < Duration::from_secs(20),
@@ -683,7 +696,7 @@ impl GitDaemon {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        daemon
+        Some(daemon)
     }
 
     /// The `git://` URL of `name`, a repository under the served directory.
