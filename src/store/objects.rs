@@ -14,16 +14,17 @@ impl Store {
     /// means only "not shown equal here": the caller then asks git, which also knows what
     /// is tracked and what is ignored.
     pub fn worktree_matches(&self, commit: &str, paths: &[String]) -> Result<bool, StoreError> {
-        use gix::object::tree::EntryKind;
+        use super::EntryType;
         const CAP: u64 = crate::input::CAP;
         let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
-        let tree = self
-            .repo()?
-            .find_commit(id)
-            .map_err(git_err)?
-            .tree()
-            .map_err(git_err)?;
         let hash = self.repo.object_hash();
+        // Through the store's reader: a submit checks the protected paths so.
+        let data = self
+            .object_of_kind(id, gix::objs::Kind::Commit)
+            .map_err(StoreError::Git)?;
+        let tree = gix::objs::CommitRef::from_bytes(&data, hash)
+            .map_err(git_err)?
+            .tree();
         for path in paths {
             let plain = !path.is_empty()
                 && !path.starts_with('/')
@@ -40,7 +41,7 @@ impl Store {
                     return Ok(false);
                 }
             }
-            let entry = tree.lookup_entry_by_path(path).map_err(git_err)?;
+            let entry = self.entry_at(tree, path)?;
             let file = self.workdir().join(path);
             let meta = match std::fs::symlink_metadata(&file) {
                 Ok(meta) => Some(meta),
@@ -51,8 +52,8 @@ impl Store {
             let same = match (entry, meta) {
                 (None, None) => true,
                 (Some(entry), Some(meta)) => {
-                    let kind = entry.mode().kind();
-                    let bytes = if meta.file_type().is_symlink() && kind == EntryKind::Link {
+                    let kind = entry.kind;
+                    let bytes = if meta.file_type().is_symlink() && kind == EntryType::Link {
                         match std::fs::read_link(&file) {
                             Ok(target) => Some(target.into_os_string().into_encoded_bytes()),
                             Err(_) => None,
@@ -61,9 +62,9 @@ impl Store {
                         use std::os::unix::fs::PermissionsExt as _;
                         let executable = meta.permissions().mode() & 0o111 != 0;
                         let wanted = if executable {
-                            EntryKind::BlobExecutable
+                            EntryType::Executable
                         } else {
-                            EntryKind::Blob
+                            EntryType::File
                         };
                         if kind == wanted {
                             std::fs::read(&file).ok()
@@ -75,7 +76,7 @@ impl Store {
                     };
                     bytes.is_some_and(|bytes| {
                         gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes)
-                            .is_ok_and(|found| found == entry.object_id())
+                            .is_ok_and(|found| found == entry.id)
                     })
                 }
                 _ => false,
@@ -93,32 +94,34 @@ impl Store {
     /// one too), a directory on the way that is a link, or an entry that is neither a file, a
     /// link nor a directory is "not shown equal": the caller asks git.
     pub fn worktree_dirs_match(&self, commit: &str, dirs: &[&str]) -> Result<bool, StoreError> {
-        use gix::object::tree::EntryKind;
         let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
-        let tree = self
-            .repo()?
-            .find_commit(id)
+        let hash = self.repo.object_hash();
+        // Through the store's reader, as `worktree_matches`: a submit checks so.
+        let data = self
+            .object_of_kind(id, gix::objs::Kind::Commit)
+            .map_err(StoreError::Git)?;
+        let tree = gix::objs::CommitRef::from_bytes(&data, hash)
             .map_err(git_err)?
-            .tree()
-            .map_err(git_err)?;
+            .tree();
         let mut paths = Vec::new();
         for dir in dirs {
             let mut in_tree = Vec::new();
-            if let Some(entry) = tree.lookup_entry_by_path(dir).map_err(git_err)? {
-                if entry.mode().kind() != EntryKind::Tree {
+            if let Some(entry) = self.entry_at(tree, dir)? {
+                if entry.kind != super::EntryType::Directory {
                     return Ok(false);
                 }
-                let mut todo = vec![(entry.object_id(), format!("{dir}/"))];
+                let mut todo = vec![(entry.id, format!("{dir}/"))];
                 while let Some((id, prefix)) = todo.pop() {
-                    let sub = self.repo()?.find_tree(id).map_err(git_err)?;
-                    let decoded = sub.decode().map_err(git_err)?;
+                    let data = self
+                        .object_of_kind(id, gix::objs::Kind::Tree)
+                        .map_err(StoreError::Git)?;
+                    let decoded = gix::objs::TreeRef::from_bytes(&data, hash).map_err(git_err)?;
                     for entry in &decoded.entries {
                         let path = format!("{prefix}{}", entry.filename.to_str_lossy());
-                        match entry.mode.kind() {
-                            EntryKind::Tree => {
-                                todo.push((entry.oid.to_owned(), format!("{path}/")))
-                            }
-                            _ => in_tree.push(path),
+                        if entry.mode.is_tree() {
+                            todo.push((entry.oid.to_owned(), format!("{path}/")));
+                        } else {
+                            in_tree.push(path);
                         }
                     }
                 }
