@@ -132,14 +132,14 @@ impl Store {
     /// The claim commit `id` states, with its committer time; `Ok(None)` when `id` is no
     /// claim of ours.
     pub fn read_claim(&self, id: ObjectId) -> Result<Option<(Claim, i64)>, StoreError> {
-        let Ok(object) = self.repo()?.find_object(id) else {
+        // Through the store's reader: every claiming write reads its claim back.
+        let Ok((gix::objs::Kind::Commit, data)) = self.object(id) else {
             return Ok(None);
         };
-        let Ok(commit) = object.try_into_commit() else {
-            return Ok(None);
-        };
+        let commit =
+            gix::objs::CommitRef::from_bytes(&data, self.repo.object_hash()).map_err(git_err)?;
         let time = commit.time().map(|t| t.seconds).unwrap_or_default();
-        let message = commit.message_raw().map_err(git_err)?;
+        let message = commit.message;
         Ok(message
             .to_str()
             .ok()
