@@ -71,14 +71,7 @@ impl Store {
         let Some(tip) = self.branch_tip(branch)? else {
             return Ok(None);
         };
-        // Through the store's reader (`loose.rs`): this is on every call's way, for the
-        // configuration main holds.
-        let commit = self
-            .object_of_kind(tip, gix::objs::Kind::Commit)
-            .map_err(StoreError::Git)?;
-        let tree = gix::objs::CommitRef::from_bytes(&commit, self.repo.object_hash())
-            .map_err(git_err)?
-            .tree();
+        let tree = self.commit_tree(tip)?;
         let blob = self.entry_at(tree, path)?.map(|e| e.id.to_string());
         Ok(Some((tip.to_string(), blob)))
     }

@@ -83,14 +83,7 @@ impl Store {
                 found.ok_or_else(|| StoreError::Git(format!("no commit is named {rev}")))?
             }
         };
-        // Through the store's reader: a submit's check of protected paths asks for HEAD's.
-        let data = self
-            .object_of_kind(commit, gix::objs::Kind::Commit)
-            .map_err(StoreError::Git)?;
-        let tree = gix::objs::CommitRef::from_bytes(&data, self.repo.object_hash())
-            .map_err(git_err)?
-            .tree();
-        Ok(tree.to_string())
+        Ok(self.commit_tree(commit)?.to_string())
     }
 
     /// The paths whose entries differ between trees `a` and `b` (added, removed or changed;

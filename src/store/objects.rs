@@ -18,13 +18,7 @@ impl Store {
         const CAP: u64 = crate::input::CAP;
         let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
         let hash = self.repo.object_hash();
-        // Through the store's reader: a submit checks the protected paths so.
-        let data = self
-            .object_of_kind(id, gix::objs::Kind::Commit)
-            .map_err(StoreError::Git)?;
-        let tree = gix::objs::CommitRef::from_bytes(&data, hash)
-            .map_err(git_err)?
-            .tree();
+        let tree = self.commit_tree(id)?;
         for path in paths {
             let plain = !path.is_empty()
                 && !path.starts_with('/')
@@ -96,13 +90,7 @@ impl Store {
     pub fn worktree_dirs_match(&self, commit: &str, dirs: &[&str]) -> Result<bool, StoreError> {
         let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
         let hash = self.repo.object_hash();
-        // Through the store's reader, as `worktree_matches`: a submit checks so.
-        let data = self
-            .object_of_kind(id, gix::objs::Kind::Commit)
-            .map_err(StoreError::Git)?;
-        let tree = gix::objs::CommitRef::from_bytes(&data, hash)
-            .map_err(git_err)?
-            .tree();
+        let tree = self.commit_tree(id)?;
         let mut paths = Vec::new();
         for dir in dirs {
             let mut in_tree = Vec::new();
@@ -224,6 +212,19 @@ impl Store {
             (found, data) if found == kind => Ok(data),
             (found, _) => Err(format!("{id} is a {found}, not a {kind}")),
         }
+    }
+
+    /// The tree of commit `id`, read through the store's reader (loose, else gix): a
+    /// submit's checks, main's configuration and `tree_of` read commits so on every call.
+    pub(super) fn commit_tree(&self, id: ObjectId) -> Result<ObjectId, StoreError> {
+        let data = self
+            .object_of_kind(id, gix::objs::Kind::Commit)
+            .map_err(StoreError::Git)?;
+        Ok(
+            gix::objs::CommitRef::from_bytes(&data, self.repo.object_hash())
+                .map_err(git_err)?
+                .tree(),
+        )
     }
 
     /// Blob `id`, read through the store's reader (loose, else gix).
