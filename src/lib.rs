@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod engine;
+pub mod environ;
 pub mod exec;
 pub mod gates;
 pub use git_orchestrate_guard::glob;

@@ -410,6 +410,7 @@ fn worker(dir: PathBuf, workflow: Option<String>, serving: Serving, inbox: mpsc:
                 .ok()
                 .map(|mut s| {
                     s.store.remember_workflows();
+                    s.remember_config();
                     s
                 });
         }
@@ -592,12 +593,50 @@ fn result_tail(output: &str, in_log: bool) -> String {
 /// so a briefing's quoted output is cut to fit, and the whole stays in `output.log`.
 const RESULT_BYTES: usize = 15 * 1024;
 
+/// The length of `value` written as compact JSON, as serde_json writes it, counted without
+/// writing it: every warm call measures its result, which is rarely near the limit.
+fn json_len(value: &Value) -> usize {
+    // A quote, a backslash and a control character take one byte more (`\n`), a control
+    // character with no short escape five more (`\u001b`). Counted in byte-wide sums over
+    // runs of 255, which the compiler makes sixteen bytes at a time.
+    fn count(bytes: &[u8], hit: impl Fn(u8) -> bool + Copy) -> usize {
+        bytes
+            .chunks(255)
+            .map(|run| usize::from(run.iter().fold(0u8, |n, &b| n + u8::from(hit(b)))))
+            .sum()
+    }
+    fn string(s: &str) -> usize {
+        let bytes = s.as_bytes();
+        let escaped = count(bytes, |b| b < 0x20 || b == b'"' || b == b'\\');
+        let long = count(bytes, |b| {
+            b < 0x20 && !matches!(b, 0x08 | 0x0c | b'\n' | b'\r' | b'\t')
+        });
+        2 + bytes.len() + escaped + 4 * long
+    }
+    match value {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!b),
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => string(s),
+        Value::Array(items) => {
+            2 + items.len().saturating_sub(1) + items.iter().map(json_len).sum::<usize>()
+        }
+        Value::Object(fields) => {
+            2 + fields.len().saturating_sub(1)
+                + fields
+                    .iter()
+                    .map(|(k, v)| string(k) + 1 + json_len(v))
+                    .sum::<usize>()
+        }
+    }
+}
+
 /// `structured` cut to [`RESULT_BYTES`] as JSON: the quoted output of its briefing first,
 /// then the start of its longest text (`output`, a gate's output in a ticket), each cut said
 /// in it; the instructions are never cut.
 fn fit(structured: &mut Value, whole: &str) {
     for _ in 0..8 {
-        let size = serde_json::to_string(structured).map_or(0, |s| s.len());
+        let size = json_len(structured);
         if size <= RESULT_BYTES {
             return;
         }
@@ -1093,6 +1132,32 @@ fn read(session: &Session, uri: &str) -> Result<String, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The length counted is the length serde_json writes, for any value.
+    #[test]
+    fn json_len_is_the_written_length() {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            any::<String>().prop_map(Value::from),
+            "[\\x00-\\x20\"\\\\\\x7f-\\u{a0}é😀]{0,16}".prop_map(Value::from),
+        ];
+        let tree = leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((any::<String>(), inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        });
+        proptest!(ProptestConfig::with_cases(1024), |(value in tree)| {
+            prop_assert_eq!(json_len(&value), value.to_string().len());
+        });
+    }
 
     /// A result over the limit is cut to it: the briefing's quoted output first, then the
     /// longest text wherever it is (a ticket's gate output), saying where all of it is; the

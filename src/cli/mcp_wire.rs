@@ -207,6 +207,7 @@ fn judge(line: &[u8]) -> Judged {
         && value
             .get("method")
             .is_some_and(|m| m.as_str().is_none_or(|m| m.len() <= MAX_METHOD))
+        && !is_plain_tool_call(&value)
         && serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()).is_err()
     {
         return Judged::Answer(error(
@@ -230,6 +231,30 @@ fn judge(line: &[u8]) -> Judged {
         }
         _ => Judged::Pass,
     }
+}
+
+/// A `tools/call` of the one shape agents send, which the SDK reads whatever its name and
+/// arguments: asking the SDK's own reader first (a copy of the message and a trial decode)
+/// was a fifth of a warm call's work. Anything else is still put to the SDK's reader.
+fn is_plain_tool_call(value: &Value) -> bool {
+    let Value::Object(message) = value else {
+        return false;
+    };
+    let only = |fields: &serde_json::Map<String, Value>, allowed: &[&str]| {
+        fields.keys().all(|k| allowed.contains(&k.as_str()))
+    };
+    let Some(Value::Object(params)) = message.get("params") else {
+        return false;
+    };
+    only(message, &["jsonrpc", "id", "method", "params"])
+        && message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && message.get("method").and_then(Value::as_str) == Some("tools/call")
+        && message
+            .get("id")
+            .is_some_and(|id| id.is_string() || id.is_i64())
+        && only(params, &["name", "arguments"])
+        && params.get("name").is_some_and(Value::is_string)
+        && params.get("arguments").is_none_or(Value::is_object)
 }
 
 #[cfg(test)]
@@ -281,5 +306,67 @@ mod tests {
         assert_eq!(invalid["id"], 9);
         assert_eq!(invalid["error"]["code"], -32600);
         assert!(matches!(judge(b"[]"), Judged::Answer(_)));
+    }
+
+    /// The shortcut is only ever taken for a message the SDK's own reader takes.
+    #[test]
+    fn a_plain_tool_call_is_one_the_sdk_reads() {
+        use proptest::prelude::*;
+        let json = prop::collection::vec(
+            prop_oneof![
+                Just(json!(null)),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(Value::from),
+                ".{0,12}".prop_map(Value::from),
+                Just(json!([1, "a", {"b": []}])),
+                Just(json!({"nested": {"deep": [null]}})),
+            ],
+            0..4,
+        );
+        let id = prop_oneof![
+            any::<i64>().prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        let message = (
+            id,
+            ".{0,20}",
+            prop::collection::vec(("[a-z_]{0,6}", json), 0..2),
+            any::<bool>(),
+        )
+            .prop_map(|(id, name, args, with_args)| {
+                let mut params = json!({ "name": name });
+                if with_args {
+                    let mut arguments = serde_json::Map::new();
+                    for (k, v) in args {
+                        arguments.insert(k, Value::Array(v));
+                    }
+                    params["arguments"] = Value::Object(arguments);
+                }
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+            });
+        proptest!(ProptestConfig::with_cases(512), |(message in message)| {
+            prop_assert!(is_plain_tool_call(&message));
+            prop_assert!(
+                serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(message.clone()).is_ok(),
+                "{message}"
+            );
+            prop_assert_eq!(judge(message.to_string().as_bytes()), Judged::Pass);
+        });
+        for other in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 3}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": []}}),
+            json!({"jsonrpc": "2.0", "id": u64::MAX, "method": "tools/call", "params": {"name": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "tools/call", "params": {"name": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "extra": 1}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}, "x": 1}),
+            json!({"jsonrpc": "1.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"name": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"}),
+        ] {
+            assert!(!is_plain_tool_call(&other), "{other}");
+        }
     }
 }

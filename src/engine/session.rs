@@ -41,6 +41,10 @@ pub struct Session {
     /// The configuration in force, loaded once per command attempt (and again only when the
     /// attempt moved the workflow to where another file is in force).
     config: RefCell<Option<(ConfigKey, Loaded)>>,
+    /// The last configuration text parsed, with where it came from: a long-lived server
+    /// (`mcp`) reads the file again on every call, but parses it again only when it changed.
+    /// Kept only once [`Self::remember_config`] was called.
+    parsed: Option<RefCell<Option<(String, Origin, Config)>>>,
     /// The environment commands run in, made when the first one runs.
     env: std::cell::OnceCell<CommandEnv>,
 }
@@ -82,12 +86,13 @@ impl Session {
     /// As [`Self::open`]; `None`: the workflow git config selects, else `main`.
     pub fn open_selected(dir: &Path, workflow: Option<&str>) -> Result<Session, EngineError> {
         let mut store = Store::discover_selected(dir, workflow)?;
-        let program =
-            crate::exec::env::find_git_for(&[store.workdir(), store.git_dir(), store.common_dir()]);
+        let inside = [store.workdir(), store.git_dir(), store.common_dir()]
+            .map(Path::to_path_buf)
+            .to_vec();
         // The agent clients' settings are the user's, wired by `init --agent`: never part of
         // the agent's work, so never swept into a checkpoint.
-        let git = Git::with_program(store.workdir(), program)
-            .leaving_out(crate::agent::setup::managed_paths());
+        let git =
+            Git::finding(store.workdir(), inside).leaving_out(crate::agent::setup::managed_paths());
         if store.needs_ref_commands() {
             store.use_ref_commands(std::sync::Arc::new(git.clone()));
         }
@@ -95,6 +100,7 @@ impl Session {
             store,
             git,
             config: RefCell::new(None),
+            parsed: None,
             env: std::cell::OnceCell::new(),
         })
     }
@@ -116,6 +122,7 @@ impl Session {
             git,
             store,
             config: RefCell::new(None),
+            parsed: None,
             env: std::cell::OnceCell::new(),
         };
         if let Some(confinement) = confinement {
@@ -507,7 +514,7 @@ impl Session {
             (_, None, None) => (None, Origin::Defaults),
         };
         let config = match &text {
-            Some(text) => Config::parse(text, &origin)?,
+            Some(text) => self.parse_config(text, &origin)?,
             None => Config::default(),
         };
         if let (Some(fixed), Some(configured)) = (
@@ -532,6 +539,29 @@ impl Session {
             origin,
             warnings,
         })
+    }
+
+    /// From now on the last configuration parsed is kept, by its text and origin, and a text
+    /// seen again is not parsed again: for a long-lived server (`mcp`), which reads the file
+    /// on every call. One command parses once and keeps nothing.
+    pub fn remember_config(&mut self) {
+        self.parsed = Some(RefCell::new(None));
+    }
+
+    /// `Config::parse`, remembered as [`Self::remember_config`] says.
+    fn parse_config(&self, text: &str, origin: &Origin) -> Result<Config, ConfigError> {
+        let Some(parsed) = &self.parsed else {
+            return Config::parse(text, origin);
+        };
+        if let Some((seen, seen_origin, config)) = parsed.borrow().as_ref()
+            && seen == text
+            && seen_origin == origin
+        {
+            return Ok(config.clone());
+        }
+        let config = Config::parse(text, origin)?;
+        *parsed.borrow_mut() = Some((text.to_string(), origin.clone(), config.clone()));
+        Ok(config)
     }
 
     /// Refuses (exit 4) unless HEAD is on the PR branch: the orchestrator only verifies,

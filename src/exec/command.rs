@@ -342,7 +342,7 @@ fn resolved_env(
         cmd.env(key, value);
     }
     let mut all: std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString> =
-        std::env::vars_os().collect();
+        crate::environ::vars().iter().cloned().collect();
     for (key, value) in cmd.get_envs() {
         match value {
             Some(value) => all.insert(key.to_os_string(), value.to_os_string()),

@@ -77,10 +77,12 @@ fn injecting(key: &[u8]) -> bool {
 /// The variables that load code into a program or a shell it starts ([`INJECTING`], bash's
 /// exported functions), as this process has them: our own git commands run without them.
 pub fn injecting_vars() -> impl Iterator<Item = OsString> {
-    std::env::vars_os().map(|(k, _)| k).filter(|k| {
-        let bytes = k.as_encoded_bytes();
-        bytes.starts_with(b"BASH_FUNC_") || injecting(bytes)
-    })
+    crate::environ::names()
+        .filter(|k| {
+            let bytes = k.as_encoded_bytes();
+            bytes.starts_with(b"BASH_FUNC_") || injecting(bytes)
+        })
+        .map(OsStr::to_os_string)
 }
 
 /// True for a variable no command of ours inherits: `GIT_*`, [`INJECTING`], and bash's
@@ -165,11 +167,17 @@ impl CommandEnv {
     /// `GIT_EXEC_PATH` or `GIT_CONFIG_*` to reach into what the command's own git does), nor
     /// any that injects code into what the command starts ([`withheld`]).
     pub fn apply(&self, cmd: &mut std::process::Command) {
-        let set: Vec<OsString> = cmd.get_envs().map(|(k, _)| k.to_os_string()).collect();
-        for key in std::env::vars_os().map(|(k, _)| k).chain(set) {
-            if withheld(&key) {
-                cmd.env_remove(&key);
-            }
+        let set: Vec<OsString> = cmd
+            .get_envs()
+            .map(|(k, _)| k)
+            .filter(|k| withheld(k))
+            .map(OsStr::to_os_string)
+            .collect();
+        for key in crate::environ::names().filter(|k| withheld(k)) {
+            cmd.env_remove(key);
+        }
+        for key in set {
+            cmd.env_remove(key);
         }
         cmd.env("PATH", &self.path);
     }

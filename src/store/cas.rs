@@ -169,16 +169,11 @@ impl Store {
         Some(
             wrote
                 .and_then(|()| self.append_reflog(text, current, new, message, signature))
-                .map_err(|e| {
-                    WriteError::Store(super::StoreError::Git(format!("cannot move {text}: {e}")))
-                })
+                .map_err(|e| not_moved(text, &e))
                 .and_then(|()| {
-                    lock.commit().map(|_| ()).map_err(|e| {
-                        WriteError::Store(super::StoreError::Git(format!(
-                            "cannot move {text}: {}",
-                            e.error
-                        )))
-                    })
+                    lock.commit()
+                        .map(|_| ())
+                        .map_err(|e| not_moved(text, &e.error))
                 }),
         )
     }
@@ -226,4 +221,12 @@ pub(super) fn is_lost_race(e: &gix::Error) -> bool {
         || e.downcast_any_ref::<gix::refs::file::transaction::prepare::MustNotExist>()
             .is_some()
         || matches!(e.dominant_class(), Some(Class::Conflict | Class::Retryable))
+}
+
+/// A plain move that failed before its rename: the ref still holds what it held (the lock
+/// is removed as it is dropped), so the whole command can simply run again.
+fn not_moved(name: &str, e: &std::io::Error) -> WriteError {
+    WriteError::Store(super::StoreError::Git(format!(
+        "cannot move {name}: {e}; it was not moved, and the command can be run again"
+    )))
 }

@@ -95,13 +95,13 @@ pub(super) fn plain(dir: &Path) -> Option<Plain> {
 }
 
 fn environment_is_inert() -> bool {
-    inert(std::env::vars_os().map(|(name, _)| name))
+    inert(crate::environ::names())
 }
 
 /// True when none of the variables `names` is a `GIT_*` one beyond [`INERT`].
-fn inert(names: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+fn inert<N: AsRef<OsStr>>(names: impl IntoIterator<Item = N>) -> bool {
     names.into_iter().all(|name| {
-        let name = name.as_encoded_bytes();
+        let name = name.as_ref().as_encoded_bytes();
         !name.starts_with(b"GIT_")
             || name.starts_with(b"GIT_ORCHESTRATE_")
             || INERT.iter().any(|inert| inert.as_bytes() == name)
@@ -168,29 +168,28 @@ fn configuration(git_dir: &Path) -> Option<gix::config::File> {
     }
     files.push((Source::Local, git_dir.join("config")));
     let mut merged = gix::config::File::new(gix::config::file::Metadata::api());
-    let mut local = None;
+    let mut worktree_config = None;
     for (source, path) in files {
         let file = read(source, &path)?;
         if source == Source::Local {
-            local = Some(file.clone());
+            if let Some(sections) = file.sections_by_name("extensions") {
+                for section in sections {
+                    for key in section.value_names() {
+                        if !key.eq_ignore_ascii_case("worktreeconfig") {
+                            return None;
+                        }
+                    }
+                }
+            }
+            worktree_config = Some(file.boolean("extensions.worktreeConfig").ok()? == Some(true));
         }
         merged.append(file).ok()?;
     }
-    let local = local?;
     // gix's own settings (`gitoxide.core.refsNamespace`, …) change how it reads refs.
     if merged.sections_by_name("gitoxide").is_some() {
         return None;
     }
-    if let Some(sections) = local.sections_by_name("extensions") {
-        for section in sections {
-            for key in section.value_names() {
-                if !key.eq_ignore_ascii_case("worktreeconfig") {
-                    return None;
-                }
-            }
-        }
-    }
-    if local.boolean("extensions.worktreeConfig").ok()? == Some(true) {
+    if worktree_config? {
         merged
             .append(read(Source::Worktree, &git_dir.join("config.worktree"))?)
             .ok()?;
@@ -216,8 +215,9 @@ fn read(source: gix::config::Source, path: &Path) -> Option<gix::config::File> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(_) => return None,
     };
+    let mut bytes = bytes;
     let file = gix::config::File::from_bytes_owned(
-        &mut bytes.clone(),
+        &mut bytes,
         meta,
         gix::config::file::init::Options::default(),
     )

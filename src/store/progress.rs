@@ -88,13 +88,7 @@ pub(super) fn state_json(
 
 /// Splits `state.json` into the state and the store's plan record.
 pub(super) fn read_state(bytes: &[u8]) -> Result<(State, Option<Progress>), String> {
-    let mut wire = State::wire_from_json(bytes)?;
-    let progress = wire
-        .plan_progress
-        .take()
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| format!("`plan_progress`: {e}"))?;
+    let (wire, progress) = State::wire_with_record(bytes)?;
     Ok((State::try_from(wire)?, progress))
 }
 

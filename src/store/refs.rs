@@ -136,12 +136,20 @@ impl Store {
     /// True when the files backend holds no ref `name`: no file of its own, and no
     /// `packed-refs` at all.
     pub(super) fn no_ref(&self, name: &str) -> bool {
+        name.starts_with("refs/")
+            && self.loose_only()
+            && gix::refs::FullName::try_from(name).is_ok()
+            && absent(&self.repo.common_dir().join(name))
+    }
+
+    /// True where every ref is a loose file of its own, read where gix would read it: a
+    /// files backend seen without a namespace, from the common git directory, with no
+    /// `packed-refs`. The one precondition of the direct reads that answer for every ref
+    /// ([`Self::no_ref`], [`Self::loose_refs_under`]).
+    fn loose_only(&self) -> bool {
         let common = self.repo.common_dir();
         self.repo.refs_are_files()
-            && name.starts_with("refs/")
             && self.repo.git_dir() == common
-            && gix::refs::FullName::try_from(name).is_ok()
-            && absent(&common.join(name))
             && absent(&common.join("packed-refs"))
     }
 
@@ -153,11 +161,7 @@ impl Store {
     pub(super) fn loose_refs_under(&self, prefix: &str) -> Option<BTreeMap<String, ObjectId>> {
         let common = self.repo.common_dir();
         let dir = &prefix[..prefix.rfind('/')?];
-        if !self.repo.refs_are_files()
-            || !prefix.starts_with("refs/")
-            || self.repo.git_dir() != common
-            || !absent(&common.join("packed-refs"))
-        {
+        if !prefix.starts_with("refs/") || !self.loose_only() {
             return None;
         }
         let mut found = BTreeMap::new();

@@ -65,7 +65,7 @@ const STATUS: [&str; 6] = [
 pub struct Git {
     workdir: PathBuf,
     /// The `git` program, by absolute path (docs/integrity.md, "Hermetic verification").
-    program: PathBuf,
+    program: Program,
     /// Files (from the top of the working tree) that are never part of the agent's work:
     /// [`Git::add_all`] and [`Git::worktree_tree`] leave them as the index has them.
     left_out: Vec<String>,
@@ -99,15 +99,47 @@ const REPOSITORY_VARS: &[&str] = &[
     "GIT_ATTR_SOURCE",
 ];
 
+/// The `git` a [`Git`] runs: given, or found on first use. Looking along PATH costs as much
+/// as a tenth of a command that reads refs only (`get-task`, `status`), which never runs git.
+#[derive(Clone, Debug)]
+enum Program {
+    Given(PathBuf),
+    /// As [`super::env::find_git_for`] finds it for the repository whose directories these
+    /// are; the process's PATH does not change while it runs.
+    Found {
+        inside: Vec<PathBuf>,
+        found: std::sync::OnceLock<PathBuf>,
+    },
+}
+
+impl Program {
+    fn path(&self) -> &Path {
+        match self {
+            Program::Given(path) => path,
+            Program::Found { inside, found } => found.get_or_init(|| {
+                super::env::find_git_for(&inside.iter().map(PathBuf::as_path).collect::<Vec<_>>())
+            }),
+        }
+    }
+}
+
 impl Git {
     /// git in `workdir`, the program found as [`super::env::find_git`] finds it for commands
     /// run there.
     pub fn new(workdir: impl Into<PathBuf>) -> Self {
         let workdir = workdir.into();
-        let program = super::env::find_git_for(&[&workdir]);
+        Self::finding(workdir.clone(), vec![workdir])
+    }
+
+    /// git in `workdir`, the program found (when a command first needs it) as
+    /// [`super::env::find_git_for`] finds it for the repository whose directories are `inside`.
+    pub fn finding(workdir: impl Into<PathBuf>, inside: Vec<PathBuf>) -> Self {
         Git {
-            workdir,
-            program,
+            workdir: workdir.into(),
+            program: Program::Found {
+                inside,
+                found: std::sync::OnceLock::new(),
+            },
             left_out: Vec::new(),
             isolated: false,
             pinned: None,
@@ -118,7 +150,7 @@ impl Git {
     pub fn with_program(workdir: impl Into<PathBuf>, program: impl Into<PathBuf>) -> Self {
         Git {
             workdir: workdir.into(),
-            program: program.into(),
+            program: Program::Given(program.into()),
             left_out: Vec::new(),
             isolated: false,
             pinned: None,
@@ -204,7 +236,7 @@ impl Git {
 
     /// The `git` program every command runs.
     pub fn program(&self) -> &Path {
-        &self.program
+        self.program.path()
     }
 
     pub fn workdir(&self) -> &Path {
@@ -224,7 +256,7 @@ impl Git {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        let mut cmd = Command::new(&self.program);
+        let mut cmd = Command::new(self.program.path());
         if let Some((git_dir, _)) = &self.pinned {
             cmd.arg("--git-dir")
                 .arg(git_dir)

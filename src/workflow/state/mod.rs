@@ -184,6 +184,34 @@ impl State {
         State::try_from(State::wire_from_json(bytes)?)
     }
 
+    /// Parses `state.json` into its wire form and the record `plan_progress` holds, decoded
+    /// as `P`. Every command reads this first: a file with only the fields this version
+    /// writes, at its schema, is decoded in one pass straight into its types ([`Known`]);
+    /// anything else (an unknown field, which rides along in `extra`; another schema; an
+    /// error to report) takes [`Self::wire_from_json`]'s road, which buffers the whole object
+    /// to keep what it does not know.
+    pub fn wire_with_record<P: serde::de::DeserializeOwned>(
+        bytes: &[u8],
+    ) -> Result<(StateWire, Option<P>), String> {
+        // An object only: serde would also take a struct's fields from an array, which the
+        // buffering road refuses.
+        let object = bytes.trim_ascii_start().starts_with(b"{");
+        if object
+            && let Ok(known) = serde_json::from_slice::<Known<P>>(bytes)
+            && known.schema == STATE_SCHEMA
+        {
+            return Ok(known.split());
+        }
+        let mut wire = State::wire_from_json(bytes)?;
+        let record = wire
+            .plan_progress
+            .take()
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| format!("`plan_progress`: {e}"))?;
+        Ok((wire, record))
+    }
+
     /// Parses `state.json` into its wire form, checking the schema first.
     pub fn wire_from_json(bytes: &[u8]) -> Result<StateWire, String> {
         #[derive(Deserialize)]
@@ -326,6 +354,101 @@ pub struct StateWire {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// [`StateWire`]'s fields, and no other: what [`State::wire_with_record`] decodes in one pass
+/// (a field added to [`StateWire`] and not here is not lost: such a file takes the
+/// buffering road). `plan_progress` is decoded straight into the store's type `P`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Known<P> {
+    schema: u32,
+    status: Status,
+    #[serde(default)]
+    debug_attempt_counter: u32,
+    #[serde(default)]
+    last_commit_hash: Option<String>,
+    #[serde(default)]
+    verified_tree: Option<String>,
+    #[serde(default)]
+    final_commit: Option<String>,
+    #[serde(default)]
+    plan_commit: Option<String>,
+    #[serde(default)]
+    branch_base: Option<String>,
+    #[serde(default)]
+    last_review: Option<ReviewSummary>,
+    #[serde(default)]
+    current_pr_branch: Option<String>,
+    #[serde(default)]
+    main_branch: Option<String>,
+    #[serde(default)]
+    last_error: Option<String>,
+    #[serde(default)]
+    pending: Option<Pending>,
+    #[serde(default)]
+    identical_failures: u32,
+    #[serde(default)]
+    review_round: u32,
+    #[serde(default)]
+    blocked_rounds: u32,
+    #[serde(default)]
+    replan_context: Option<ReplanContext>,
+    #[serde(default)]
+    halt: Option<HaltRecord>,
+    #[serde(default)]
+    guidance: Option<String>,
+    #[serde(default)]
+    idle: Option<Idle>,
+    #[serde(default)]
+    last_run: Option<LastRun>,
+    #[serde(default)]
+    preflight_cache: Option<PreflightCache>,
+    #[serde(default)]
+    red_test: Option<RedTest>,
+    #[serde(default)]
+    pin: Option<Pin>,
+    #[serde(default)]
+    main_tip: Option<String>,
+    #[serde(default = "Option::default")]
+    plan_progress: Option<P>,
+}
+
+impl<P> Known<P> {
+    fn split(self) -> (StateWire, Option<P>) {
+        let wire = StateWire {
+            schema: self.schema,
+            status: self.status,
+            debug_attempt_counter: self.debug_attempt_counter,
+            last_commit_hash: self.last_commit_hash,
+            verified_tree: self.verified_tree,
+            final_commit: self.final_commit,
+            plan_commit: self.plan_commit,
+            branch_base: self.branch_base,
+            last_review: self.last_review,
+            current_pr_branch: self.current_pr_branch,
+            main_branch: self.main_branch,
+            last_error: self.last_error,
+            pending: self.pending,
+            identical_failures: self.identical_failures,
+            review_round: self.review_round,
+            blocked_rounds: self.blocked_rounds,
+            replan_context: self.replan_context,
+            halt: self.halt,
+            guidance: self.guidance,
+            idle: self.idle,
+            last_run: self.last_run,
+            preflight_cache: self.preflight_cache,
+            red_test: self.red_test,
+            pin: self.pin,
+            main_tip: self.main_tip,
+            plan_progress: None,
+            plan_summary: None,
+            plan_blob: None,
+            extra: BTreeMap::new(),
+        };
+        (wire, self.plan_progress)
+    }
 }
 
 impl StateWire {

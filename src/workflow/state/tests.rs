@@ -165,3 +165,52 @@ fn durations_read_naturally() {
     assert_eq!(format_ms(250), "250ms");
     assert_eq!(format_ms(7_200_000), "2h");
 }
+
+/// The one-pass road and the buffering road read every state alike: the same wire form and
+/// the same record, or the same error; an array, an unknown field, an old cache or another
+/// schema is never decided by the one-pass road.
+#[test]
+fn both_roads_read_a_state_alike() {
+    type Record = serde_json::Value;
+    let buffered = |bytes: &[u8]| -> Result<(StateWire, Option<Record>), String> {
+        let mut wire = State::wire_from_json(bytes)?;
+        let record = wire
+            .plan_progress
+            .take()
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|e| format!("`plan_progress`: {e}"))?;
+        Ok((wire, record))
+    };
+    let pr = r#""current_pr_branch":"feat/x","branch_base":"b0","last_commit_hash":"c1","verified_tree":"t1","review_round":2,"blocked_rounds":1"#;
+    let cases = [
+        r#"{"schema":1,"status":"INITIALIZING","main_branch":"main"}"#.to_string(),
+        r#"  {"schema":1,"status":"CREATING_BRANCH","current_pr_branch":"feat/x","last_error":"dirty"}"#.into(),
+        format!(r#"{{"schema":1,"status":"EXECUTING_TDD",{pr},"pending":{{"kind":"checkpoint","step":"1.2","type":"GREEN","description":"d"}},"plan_progress":{{"plan":"p","done":["1.1"],"nested":[1,2.5,null,true]}}}}"#),
+        format!(r#"{{"schema":1,"status":"DEBUGGING","debug_attempt_counter":3,{pr},"last_error":"boom","identical_failures":1,"pending":{{"kind":"analysis","step":"1.1","command":"false","exit":{{"code":1}},"output_tail":"x"}},"plan_progress":null}}"#),
+        format!(r#"{{"schema":1,"status":"HALTED","debug_attempt_counter":4,{pr},"last_error":"boom","halt":{{"reason":"escalated","message":"help","resume_to":"DEBUGGING"}},"guidance":"g"}}"#),
+        format!(r#"{{"schema":1,"status":"CODE_REVIEW",{pr},"pending":{{"kind":"approval","round":2}},"future_field":{{"a":1}}}}"#),
+        r#"{"schema":1,"status":"INITIALIZING","plan_summary":{"old":1},"plan_blob":"b"}"#.into(),
+        r#"{"schema":2,"status":"INITIALIZING"}"#.into(),
+        r#"{"schema":"1","status":"INITIALIZING"}"#.into(),
+        r#"{"schema":1.0,"status":"INITIALIZING"}"#.into(),
+        r#"{"status":"INITIALIZING"}"#.into(),
+        r#"{"schema":1,"status":"DANCING"}"#.into(),
+        r#"{"schema":1,"status":"INITIALIZING","schema":1}"#.into(),
+        r#"{"schema":1,"status":"INITIALIZING","review_round":-1}"#.into(),
+        r#"[1,"INITIALIZING"]"#.into(),
+        r#"{"schema":1,"status":"INITIALIZING"} x"#.into(),
+        "not json".into(),
+    ];
+    for json in &cases {
+        let bytes = json.as_bytes();
+        assert_eq!(
+            State::wire_with_record::<Record>(bytes),
+            buffered(bytes),
+            "{json}"
+        );
+    }
+    let (wire, _) = State::wire_with_record::<Record>(cases[5].as_bytes()).unwrap();
+    assert_eq!(wire.extra["future_field"], serde_json::json!({"a": 1}));
+    assert!(State::wire_with_record::<Record>(cases[14].as_bytes()).is_err());
+}
