@@ -530,9 +530,9 @@ pub fn names(text: &str, cwd: Option<&str>, script: Option<&str>) -> Vec<Named> 
 fn command(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut Vec<Named>) {
     let mut rest = words;
     while let Some((first, after)) = rest.split_first() {
-        let before = first
-            .known()
-            .is_some_and(|w| BEFORE_COMMAND.contains(&w) || is_assignment(w));
+        // An assignment's value may be an expansion (`X=$(sh gen.sh) sh check.sh`).
+        let before =
+            is_assignment(&first.raw) || first.known().is_some_and(|w| BEFORE_COMMAND.contains(&w));
         if !before {
             break;
         }
@@ -548,6 +548,13 @@ fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut
         return;
     };
     let Some(program) = first.known() else {
+        // `"$(dirname "$0")/check.sh"`: a program beside the script.
+        push(
+            out,
+            path_of(first, cwd.as_deref(), script),
+            How::Program,
+            cwd,
+        );
         return;
     };
     match program {
@@ -560,8 +567,8 @@ fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut
             return;
         }
         "." | "source" => {
-            if let Some(file) = args.first().and_then(Word::known) {
-                push(out, file, How::Shell, cwd);
+            if let Some(file) = args.first() {
+                push(out, path_of(file, cwd.as_deref(), script), How::Shell, cwd);
             }
             return;
         }
@@ -583,7 +590,7 @@ fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut
         return;
     }
     if program.contains('/') {
-        push(out, program, How::Program, cwd);
+        push(out, resolve(cwd.as_deref(), program), How::Program, cwd);
     }
     let base = basename(program);
     if SHELLS.contains(&base) {
@@ -594,22 +601,20 @@ fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut
                 }
             }
             Some((false, file)) => {
-                if let Some(file) = file.known() {
-                    push(out, file, How::Shell, cwd);
-                }
+                push(out, path_of(file, cwd.as_deref(), script), How::Shell, cwd);
             }
             None => {}
         }
     } else if (INTERPRETERS.contains(&base) || base.starts_with("python"))
-        && let Some(file) = interpreter_operand(base, args).and_then(Word::known)
+        && let Some(file) = interpreter_operand(base, args)
     {
-        push(out, file, How::Script, cwd);
+        push(out, path_of(file, cwd.as_deref(), script), How::Script, cwd);
     }
 }
 
-/// `path`, read from `cwd`, run as `how`.
-fn push(out: &mut Vec<Named>, path: &str, how: How, cwd: &Option<String>) {
-    if let Some(path) = resolve(cwd.as_deref(), path) {
+/// `path` (from the root; `None`: not known), run as `how` from `cwd`.
+fn push(out: &mut Vec<Named>, path: Option<String>, how: How, cwd: &Option<String>) {
+    if let Some(path) = path {
         out.push(Named {
             path,
             how,
@@ -624,7 +629,9 @@ fn shell_operand(args: &[Word]) -> Option<(bool, &Word)> {
     let mut line = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
-        let a = arg.known()?;
+        let Some(a) = arg.known() else {
+            break;
+        };
         if a == "--" {
             i += 1;
             break;
@@ -660,7 +667,9 @@ fn shell_operand(args: &[Word]) -> Option<(bool, &Word)> {
 fn interpreter_operand<'w>(base: &str, args: &'w [Word]) -> Option<&'w Word> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
-        let a = arg.known()?;
+        let Some(a) = arg.known() else {
+            return Some(arg);
+        };
         if a == "--" {
             return args.get(i + 1);
         }
@@ -684,6 +693,10 @@ fn unwrap<'w>(wrapper: &str, args: &'w [Word], cwd: &mut Option<String>) -> Opti
     // `timeout`'s duration comes before its command.
     let mut duration = wrapper == "timeout";
     while let Some(arg) = args.get(i) {
+        if wrapper == "env" && is_assignment(&arg.raw) {
+            i += 1;
+            continue;
+        }
         let a = arg.known()?;
         if a == "--" {
             i += 1;
@@ -752,25 +765,42 @@ fn cd(args: &[Word], cwd: Option<&str>, script: Option<&str>) -> Option<String> 
     match operand.known() {
         Some("-") => None,
         Some(dir) => resolve_dir(cwd, dir),
-        None => {
-            // `cd "$(dirname "$0")"`: the script's own directory, from the root.
-            let raw: String = operand.raw.chars().filter(|c| *c != '"').collect();
-            let rest = [
-                "$(dirname $0)",
-                "$(dirname -- $0)",
-                "$(dirname ${0})",
-                "`dirname $0`",
-                "${0%/*}",
-                "$(dirname $BASH_SOURCE)",
-                "$(dirname ${BASH_SOURCE[0]})",
-            ]
-            .iter()
-            .find_map(|p| raw.strip_prefix(p))?;
-            let script = script?;
-            let dir = script.rsplit_once('/').map_or("", |(dir, _)| dir);
-            resolve_dir(Some(dir), rest.trim_start_matches('/'))
-        }
+        None => beside_script(operand, script),
     }
+}
+
+/// The file `word` names, read from `cwd`, as a path from the root: `None` where it is
+/// not known.
+fn path_of(word: &Word, cwd: Option<&str>, script: Option<&str>) -> Option<String> {
+    match word.known() {
+        Some(path) => resolve(cwd, path),
+        None => beside_script(word, script).filter(|p| !p.is_empty()),
+    }
+}
+
+/// A path `word` builds from the directory of the script it is in (`"$(dirname "$0")"`,
+/// `"${0%/*}/lib.sh"`), from the root: the one expansion whose value is known here.
+fn beside_script(word: &Word, script: Option<&str>) -> Option<String> {
+    let raw: String = word.raw.chars().filter(|c| *c != '"').collect();
+    let rest = [
+        "$(dirname $0)",
+        "$(dirname -- $0)",
+        "$(dirname ${0})",
+        "`dirname $0`",
+        "${0%/*}",
+        "$(dirname $BASH_SOURCE)",
+        "$(dirname ${BASH_SOURCE[0]})",
+    ]
+    .iter()
+    .find_map(|p| raw.strip_prefix(p))?;
+    let plain = rest.is_empty()
+        || (rest.starts_with('/') && !rest.contains(['$', '`', '\'', '\\', '*', '?', '[']));
+    if !plain {
+        return None;
+    }
+    let script = script?;
+    let dir = script.rsplit_once('/').map_or("", |(dir, _)| dir);
+    resolve_dir(Some(dir), rest.trim_start_matches('/'))
 }
 
 /// What `make` reads: the makefile (`-f`, else the default names, left to [`files_run`] as

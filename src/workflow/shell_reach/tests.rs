@@ -57,6 +57,45 @@ fn a_command_names_its_programs_scripts_and_sourced_files_where_it_runs_them() {
 }
 
 #[test]
+fn options_assignments_and_compound_commands_do_not_hide_what_runs() {
+    let cases: [(&str, &[&str]); 18] = [
+        ("X=$(sh gen.sh) sh check.sh", &["gen.sh", "check.sh"]),
+        ("env X=\"$Y\" ./check.sh", &["check.sh"]),
+        ("exec \"$@\"", &[]),
+        ("sh -s < check.sh", &[]),
+        ("command -v ./check.sh", &[]),
+        ("xargs -n 1 sh check.sh < list", &["check.sh"]),
+        ("nice -10 stdbuf -oL ./check.sh", &["check.sh"]),
+        ("bash -x -o errexit ./check.sh", &["check.sh"]),
+        ("! sh check.sh", &["check.sh"]),
+        ("{ sh a.sh; } && f() { ./b.sh; }", &["a.sh", "b.sh"]),
+        (
+            "sh 'tools/my check.sh' 2>/dev/null | tee log",
+            &["tools/my check.sh"],
+        ),
+        (
+            "cat <<-'EOF' >x
+	sh no.sh
+	EOF
+sh yes.sh",
+            &["yes.sh"],
+        ),
+        (
+            "python3 -m pytest tests/ && node --require x run.js",
+            &["run.js"],
+        ),
+        ("while ./poll.sh; do sleep 1; done", &["poll.sh"]),
+        ("for t in tests/*.sh; do sh \"$t\"; done", &[]),
+        ("echo $(( 2 * 3 )) && ./a.sh \\\n  --flag", &["a.sh"]),
+        ("case $1 in a) ./a.sh;; esac", &["a.sh"]),
+        ("sh \"$DIR\"/check.sh && sh ./$X", &[]),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(reached(command, &[]), expected, "{command}");
+    }
+}
+
+#[test]
 fn a_shell_script_reached_is_read_for_what_it_runs_in_turn() {
     let files: &[(&str, &str)] = &[
         (
@@ -82,8 +121,13 @@ fn a_shell_script_reached_is_read_for_what_it_runs_in_turn() {
             "check.py",
             "import subprocess\nsubprocess.run(['sh', 'hidden.sh'])\n",
         ),
+        (
+            "t/driver.sh",
+            "sh \"$(dirname \"$0\")/check.sh\"\n. \"${0%/*}/lib.sh\"\n\"$(dirname \"$0\")\"/run.sh\n\
+             sh \"$(dirname \"$0\")/$NAME.sh\"\n",
+        ),
     ];
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 7] = [
         (
             "sh run_tests.sh",
             &[
@@ -121,6 +165,11 @@ fn a_shell_script_reached_is_read_for_what_it_runs_in_turn() {
             &["check_mul.sh", "t/lib.sh", "t/calc.sh"],
         ),
         ("sh missing.sh", &["missing.sh"]),
+        // Beside the script, wherever it was run from; `$0` of the command itself is no file.
+        (
+            "cd t && sh driver.sh && sh \"$(dirname \"$0\")/x.sh\"",
+            &["t/driver.sh", "t/check.sh", "t/lib.sh", "t/run.sh"],
+        ),
     ];
     for (command, expected) in cases {
         assert_eq!(reached(command, files), expected, "{command}");
