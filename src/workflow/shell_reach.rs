@@ -1,6 +1,7 @@
 //! Which files of the repository a command reaches when a shell runs it: every program,
 //! script and sourced file its commands name (through `cd`, wrappers such as `env` or
-//! `timeout`, `sh -c` and command substitutions), a Makefile's recipes under `make`, and,
+//! `timeout`, and `sh -c`; not inside a command substitution, whose output a test checks),
+//! a Makefile's recipes under `make`, and,
 //! transitively, what each shell script among those names the same way. Pure: the scripts'
 //! text comes from the caller (src/engine/proof/adequacy.rs reads it from a tree), and what is
 //! reached is the RED command's witness, test code for adequacy (docs/integrity.md).
@@ -174,8 +175,6 @@ enum Token {
     Close,
     /// A redirection: the next word is its target, not an argument.
     Redirect,
-    /// A command substitution's text (`$(…)`, backquotes): run where it stands.
-    Substitution(String),
 }
 
 /// A word being read.
@@ -359,7 +358,7 @@ fn tokens(text: &str) -> Vec<Token> {
                             }
                             i += 2;
                         }
-                        '$' | '`' => i = expansion(&chars, i, &mut word, &mut out),
+                        '$' | '`' => i = expansion(&chars, i, &mut word),
                         _ => {
                             word.push(q);
                             i += 1;
@@ -367,7 +366,7 @@ fn tokens(text: &str) -> Vec<Token> {
                     }
                 }
             }
-            '$' | '`' => i = expansion(&chars, i, &mut word, &mut out),
+            '$' | '`' => i = expansion(&chars, i, &mut word),
             '*' | '?' | '[' => {
                 word.unknown = true;
                 word.push(c);
@@ -389,24 +388,19 @@ fn tokens(text: &str) -> Vec<Token> {
 }
 
 /// Reads the expansion at `chars[at]` (`$…` or a backquote) into `word`, which it makes
-/// unknown, and a command substitution's text into `out`; the index after it.
-fn expansion(chars: &[char], at: usize, word: &mut Building, out: &mut Vec<Token>) -> usize {
-    word.unknown = true;
-    let (end, body) = match (chars[at], chars.get(at + 1)) {
+/// unknown; the index after it. A command substitution's own commands are not read: what
+/// it runs is what the test checks the output of (`[ "$(sh calc.sh mul 4 3)" = 12 ]`), the
+/// code under test, never a witness.
+fn expansion(chars: &[char], at: usize, word: &mut Building) -> usize {
+    let end = match (chars[at], chars.get(at + 1)) {
         ('`', _) => {
-            let end = (at + 1..chars.len())
+            (at + 1..chars.len())
                 .find(|&j| chars[j] == '`' && chars[j - 1] != '\\')
-                .unwrap_or(chars.len());
-            (end + 1, Some(chars[at + 1..end].iter().collect::<String>()))
+                .unwrap_or(chars.len())
+                + 1
         }
-        ('$', Some('(')) => {
-            let end = balanced(chars, at + 2, '(', ')');
-            let body: String = chars[at + 2..end.min(chars.len())].iter().collect();
-            // `$((…))` is arithmetic, no command.
-            let body = (!body.starts_with('(')).then_some(body);
-            (end + 1, body)
-        }
-        ('$', Some('{')) => (balanced(chars, at + 2, '{', '}') + 1, None),
+        ('$', Some('(')) => balanced(chars, at + 2, '(', ')') + 1,
+        ('$', Some('{')) => balanced(chars, at + 2, '{', '}') + 1,
         ('$', Some(c)) if c.is_ascii_alphanumeric() || "_@*#?$!-".contains(*c) => {
             let mut end = at + 2;
             if c.is_ascii_alphabetic() || *c == '_' {
@@ -417,20 +411,17 @@ fn expansion(chars: &[char], at: usize, word: &mut Building, out: &mut Vec<Token
                     end += 1;
                 }
             }
-            (end, None)
+            end
         }
         _ => {
             // A lone `$` is itself.
-            word.unknown = false;
             word.push('$');
             return at + 1;
         }
     };
+    word.unknown = true;
     let end = end.min(chars.len());
     word.raw(&chars[at..end]);
-    if let Some(body) = body {
-        out.push(Token::Substitution(body));
-    }
     end
 }
 
@@ -506,7 +497,6 @@ pub fn names(text: &str, cwd: Option<&str>, script: Option<&str>) -> Vec<Named> 
             Token::Word(_) if target => target = false,
             Token::Word(w) => words.push(w),
             Token::Redirect => target = true,
-            Token::Substitution(body) => out.extend(names(&body, cwd.as_deref(), script)),
             Token::End | Token::Open | Token::Close => {
                 command(&std::mem::take(&mut words), &mut cwd, script, &mut out);
                 target = false;
