@@ -1,10 +1,10 @@
 //! Which files of the repository a command reaches when a shell runs it: every program,
 //! script and sourced file its commands name (through `cd`, wrappers such as `env` or
 //! `timeout`, and `sh -c`; not inside a command substitution, whose output a test checks),
-//! a Makefile's recipes under `make`, and,
-//! transitively, what each shell script among those names the same way. Pure: the scripts'
-//! text comes from the caller (src/engine/proof/adequacy.rs reads it from a tree), and what is
-//! reached is the RED command's witness, test code for adequacy (docs/integrity.md).
+//! a makefile's recipes under `make`, and, transitively, what each shell script among those
+//! names the same way. Pure: the scripts' text comes from the caller
+//! (src/engine/proof/adequacy.rs reads it from a tree), and what is reached is the RED
+//! command's witness, test code for adequacy (docs/integrity.md).
 
 /// How deep a chain of scripts is followed (`run_tests.sh` → `check_mul.sh` is one step).
 const MAX_DEPTH: usize = 4;
