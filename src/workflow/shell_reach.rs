@@ -6,6 +6,8 @@
 //! (src/engine/proof/adequacy.rs reads it from a tree), and what is reached is the RED
 //! command's witness, test code for adequacy (docs/integrity.md).
 
+use super::command_files::is_assignment;
+
 /// How deep a chain of scripts is followed (`run_tests.sh` → `check_mul.sh` is one step).
 const MAX_DEPTH: usize = 4;
 /// A script longer than this is not read: a test driver is short, and reading is bounded.
@@ -928,14 +930,6 @@ pub fn recipes(makefile: &str, targets: &[String]) -> Vec<String> {
         }
     }
     out
-}
-
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
 }
 
 /// `path` as a path from the root, read from directory `cwd`: `None` where `cwd` is not
