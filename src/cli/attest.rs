@@ -170,63 +170,7 @@ fn adequacy_text(adequacy: &Adequacy) -> String {
         Adequacy::NotMeasured { report: false } => String::new(),
         Adequacy::Measured(tasks) => tasks
             .iter()
-            .map(|t| {
-                let measured = match &t.unmeasured {
-                    Some(why) => format!("not measured: {why}"),
-                    None => format!(
-                        "killed {} of {} mutants ({}%, made by {}){}",
-                        t.killed,
-                        t.mutants,
-                        t.killed_share() / 10,
-                        if t.tool == "builtin" {
-                            "the built-in mutator"
-                        } else {
-                            t.tool.as_str()
-                        },
-                        if t.not_run > 0 {
-                            format!(", {} not run", t.not_run)
-                        } else {
-                            String::new()
-                        }
-                    ),
-                };
-                let error = t
-                    .tool_error
-                    .as_ref()
-                    .map(|e| format!("; {e}"))
-                    .unwrap_or_default();
-                let files: String = t
-                    .files
-                    .iter()
-                    .map(|f| {
-                        let not_run = match f.not_run {
-                            0 => String::new(),
-                            n => format!(", {n} not run"),
-                        };
-                        format!(
-                            "\n    file {}: killed {} of {} mutants ({}%){not_run}",
-                            f.path,
-                            f.killed,
-                            f.mutants,
-                            f.killed_share() / 10
-                        )
-                    })
-                    .collect();
-                let survived: String = t
-                    .survived
-                    .iter()
-                    .map(|m| format!("\n    survived: {m}"))
-                    .collect();
-                let unmeasured: String = t
-                    .not_measured
-                    .iter()
-                    .map(|n| format!("\n    not measured: {} ({})", n.path, n.why))
-                    .collect();
-                format!(
-                    "  adequacy of task {} (step {}): {measured}{error}{files}{survived}{unmeasured}\n",
-                    t.task, t.step
-                )
-            })
+            .map(|t| super::adequacy::task_text(t, "  "))
             .collect(),
     }
 }

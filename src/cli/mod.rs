@@ -1,6 +1,7 @@
 //! The command line: clap definitions, one file per subcommand, and the only code that
 //! prints. Every command renders for people or, with `--json`, as a versioned JSON object.
 
+mod adequacy;
 mod agent_hook;
 mod approve;
 mod archive;

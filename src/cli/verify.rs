@@ -79,6 +79,7 @@ fn report_text(report: &VerifyReport, failures: usize, squash_failures: usize) -
     for c in &report.squashed {
         let (label, why) = squash_line(&c.verification);
         text.push_str(&commit_line(label, &c.commit, &c.subject, &why));
+        text.push_str(&squash_adequacy(&c.verification));
     }
     if squash_failures > 0 {
         text.push_str(&format!(
@@ -189,6 +190,24 @@ fn checkpoint_line(verification: &Verification) -> (&'static str, String) {
                 .to_string(),
         ),
     }
+}
+
+/// What the final note of a PR's squashed commit says of adequacy by mutation, task by task
+/// and file by file, in `attest`'s words: the per-file numbers are otherwise in the note's
+/// JSON only. Nothing where the note measured none (or there is no note to read).
+fn squash_adequacy(verification: &SquashVerification) -> String {
+    let note = match verification {
+        SquashVerification::Verified { note }
+        | SquashVerification::NoGates { note }
+        | SquashVerification::GatesMissing { note } => note,
+        SquashVerification::Missing
+        | SquashVerification::OtherTree
+        | SquashVerification::Unauthenticated => return String::new(),
+    };
+    note.adequacy
+        .iter()
+        .map(|t| super::adequacy::task_text(t, "           "))
+        .collect()
 }
 
 /// The label and the reason `verify` shows for a PR's squashed commit.

@@ -93,7 +93,8 @@ pub fn files_named(command: &str) -> Vec<Needed> {
     needed
 }
 
-fn is_assignment(word: &str) -> bool {
+/// A shell variable assignment, `NAME=value`.
+pub(crate) fn is_assignment(word: &str) -> bool {
     word.split_once('=').is_some_and(|(name, _)| {
         !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())

@@ -32,6 +32,7 @@ pub mod red;
 mod rejection;
 pub mod replan;
 pub mod review;
+pub mod shell_reach;
 pub mod state;
 mod status;
 pub mod stryker;

@@ -32,7 +32,15 @@ const WEAK: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && sh calc.sh mul 99 2 >/
 /// step the special case; task 2's RED step weakens the witness beside its own test, its
 /// GREEN step adds `sub`. Squashed.
 fn witness_weakened_later(repo: &TestRepo, witness: &str, command: &str) {
-    repo.write(witness, STRONG);
+    witness_weakened_later_at(repo, witness, command, "calc.sh");
+}
+
+/// [`witness_weakened_later`], the witness running `calc.sh` as `calc_path` (`../calc.sh`
+/// from `t`).
+fn witness_weakened_later_at(repo: &TestRepo, witness: &str, command: &str, calc_path: &str) {
+    let strong = STRONG.replace("calc.sh", calc_path);
+    let weak = WEAK.replace("calc.sh", calc_path);
+    repo.write(witness, &strong);
     let full = repo.dir().join(witness);
     let mut perms = std::fs::metadata(&full).expect("the witness").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
@@ -43,7 +51,7 @@ fn witness_weakened_later(repo: &TestRepo, witness: &str, command: &str) {
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     repo.write("tests/test_sub.sh", SUB_TEST);
-    repo.write(witness, WEAK);
+    repo.write(witness, &weak);
     red(repo, "sh tests/test_sub.sh");
     repo.write("calc.sh", &calc(&[SPECIAL, SUB_ARM]));
     green(repo, "sh tests/test_sub.sh");
@@ -83,6 +91,97 @@ fn a_witness_the_red_command_runs_weakened_later_refuses_the_earlier_task() {
         );
         assert_eq!(main_tip(&repo), main, "{command}");
     }
+}
+
+/// A script a RED command runs, and its text.
+type Driver = (&'static str, &'static str);
+
+/// A witness the RED command reaches rather than names: run by a script the command runs
+/// (`sh check_all.sh` → `sh check_mul.sh`, `./t/check_mul.sh`, `. ./check_mul.sh`, behind
+/// `timeout` or `env`), or named from the directory a `cd` moved to. Weakened later, it
+/// refuses the earlier task as a witness the command names does (it used to be the task's
+/// code: mutated, its broken copies "killing" their own mutants, and run as task 1 left it).
+#[test]
+fn a_witness_the_red_command_reaches_indirectly_weakened_later_refuses_the_earlier_task() {
+    let cases: [(Option<Driver>, &str, &str, &str); 4] = [
+        (
+            Some(("check_all.sh", "set -e\nsh check_mul.sh\n")),
+            "check_mul.sh",
+            "sh check_all.sh",
+            "calc.sh",
+        ),
+        (
+            Some(("check_all.sh", "#!/bin/sh\n./t/check_mul.sh\n")),
+            "t/check_mul.sh",
+            "timeout 60 sh check_all.sh",
+            "calc.sh",
+        ),
+        (
+            Some(("tools/run.sh", ". ./check_mul.sh\n")),
+            "check_mul.sh",
+            "env CHECK=1 bash tools/run.sh",
+            "calc.sh",
+        ),
+        (
+            None,
+            "t/check_mul.sh",
+            "cd t && sh check_mul.sh",
+            "../calc.sh",
+        ),
+    ];
+    for (driver, witness, command, calc_path) in cases {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+        if let Some((path, text)) = driver {
+            repo.write(path, text);
+        }
+        witness_weakened_later_at(&repo, witness, command, calc_path);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        let refusal = format!(
+            "FAILURE: task 1's RED test (step 1.1, `{command}`) killed 5 of 8 mutants of the \
+             code the task wrote (made by the built-in mutator), below the 90% [verify] \
+             min_killed: it does not check what the code does. Surviving mutants (the test \
+             still passes with each):\n\
+             - calc.sh:3 `99` → `100`\n\
+             - calc.sh:3 `0` → ``\n\
+             - calc.sh:3 `0` → `1`\n"
+        );
+        assert!(
+            out.stdout.starts_with(&refusal),
+            "{command}: {}",
+            out.stdout
+        );
+        assert_eq!(main_tip(&repo), main, "{command}");
+    }
+}
+
+/// The per-file tally where a script the RED command runs (`sh check_all.sh`) runs the
+/// witness: neither is mutated, task 1's only measured file is `calc.sh`, on the agent's
+/// machine and by `attest` in a fresh clone (which reads `check_all.sh` from the RED tree the
+/// chain carries).
+#[test]
+fn a_witness_run_by_a_script_is_never_mutated_here_or_in_a_fresh_clone() {
+    use crate::attest::{Server, push};
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    repo.write("check_all.sh", "set -e\nsh check_mul.sh\n");
+    witness_weakened_later(&repo, "check_mul.sh", "sh check_all.sh");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let expected = serde_json::json!([
+        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
+         "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
+         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
+         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
+    assert_eq!(final_note(&repo)["adequacy"], expected);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let ci = ci_clone(&repo, &server);
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["adequacy"], expected);
 }
 
 /// The per-file tally of the same PR where the share is met (`min_killed` 0.5): each task's
@@ -230,5 +329,51 @@ fn a_padded_file_does_not_leave_another_file_with_no_mutant_run() {
             "killed": 2, "survived": ["calc.sh:4 `1` → `0`"], "not_run": 13,
             "files": [{"path": "calc.sh", "mutants": 2, "killed": 1, "not_run": 10},
                       {"path": "mul.sh", "mutants": 1, "killed": 1, "not_run": 3}]}])
+    );
+}
+
+/// `verify` shows the final note's adequacy in text, task by task and file by file, in the
+/// words `attest` uses: mutants run, killed and not run per file, and each survivor (the
+/// per-file numbers were in the note's JSON only).
+#[test]
+fn verify_shows_the_final_notes_adequacy_per_file_in_text() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmax_mutants = 3", MUL_PLAN);
+    repo.write("tests/test_mul.sh", "[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n");
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write(
+        "calc.sh",
+        &calc(&[
+            "  mul) . ./mul.sh;;",
+            "  one) echo 1;;",
+            "  two) echo 2;;",
+            "  three) echo 3;;",
+        ]),
+    );
+    repo.write("mul.sh", "echo $(( $2 * $3 ))\n");
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = repo.run(&["verify"]);
+    out.expect(0);
+    let subject = repo.git(&["log", "-1", "--format=%s", &squashed]);
+    let subject = subject.trim();
+    assert_eq!(
+        out.stdout,
+        format!(
+            "0 checkpoint commits and 1 squashed PR commit in HEAD^..HEAD (3 commits looked at)\n  \
+             ok       {} {subject}\n           squashed PR \"{subject}\" (workflow main): the gates \
+             passed on the squashed commit in a clean worktree (tests); 1 checkpoint folded in\n           \
+             adequacy of task 1 (step 1.1): killed 2 of 3 mutants (66%, made by the built-in \
+             mutator), 13 not run\n             \
+             file calc.sh: killed 1 of 2 mutants (50%), 10 not run\n             \
+             file mul.sh: killed 1 of 1 mutants (100%), 3 not run\n             \
+             survived: calc.sh:4 `1` → `0`\n  \
+             noattest {} Merge branch 'feat/multiply'\n           no attestation: `git orchestrate \
+             attest` in CI or the server hook gives one\n",
+            &squashed[..12],
+            &main_tip(&repo)[..12]
+        )
     );
 }

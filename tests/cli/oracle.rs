@@ -1641,7 +1641,7 @@ fn a_pr_without_its_notes_is_not_merged() {
 
 /// On main after the merge the checkpoints are squashed away: `verify` (its default range
 /// there is the last merge) checks the squashed commit by the chain that accepted it and its
-/// final note. A removed note, and a final note copied onto another commit, fail.
+/// final note, whose adequacy it shows file by file. A removed note, and a final note copied onto another commit, fail.
 #[test]
 fn verify_on_main_checks_the_squashed_commit() {
     let repo = calc();
@@ -1668,7 +1668,10 @@ fn verify_on_main_checks_the_squashed_commit() {
         format!(
             "0 checkpoint commits and 1 squashed PR commit in HEAD^..HEAD (3 commits looked at)\n  \
              ok       {} {subject}\n           squashed PR \"{subject}\" (workflow main): the gates \
-             passed on the squashed commit in a clean worktree (tests); 1 checkpoint folded in\n  \
+             passed on the squashed commit in a clean worktree (tests); 1 checkpoint folded in\n           \
+             adequacy of task 1 (step 1.1): killed 4 of 4 mutants (100%, made by the built-in \
+             mutator)\n             \
+             file calc.sh: killed 4 of 4 mutants (100%)\n  \
              noattest {} Merge branch 'feat/multiply'\n           no attestation: `git orchestrate \
              attest` in CI or the server hook gives one\n",
             &squashed[..12],

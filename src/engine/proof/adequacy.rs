@@ -13,10 +13,10 @@ use crate::engine::adequacy::{
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
-use crate::workflow::command_files::repository_files;
 use crate::workflow::notes::{FileAdequacy, NotMeasured, TaskAdequacy};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::proof::adequacy::Policy;
+use crate::workflow::shell_reach::{MAX_SCRIPT, files_run};
 use crate::workflow::state::ExitRecord;
 
 /// Each pinned RED test (`reds`, in task order) against mutants of its task's code: the code
@@ -35,11 +35,11 @@ pub fn measure(
     let mut out = Vec::new();
     // The first task's code is counted from the base's tree.
     let base_tree = session.store.tree_of(base)?.to_string();
-    // The files the pinned RED commands run as their program or script: test code
-    // ([`witnesses`]).
+    // The files the pinned RED commands run, directly or through a script they run: test
+    // code ([`witnesses`]).
     let mut run_by_reds: Vec<String> = Vec::new();
     for red in reds {
-        for path in repository_files(&red.command) {
+        for path in run_by_red(session, config, red)? {
             if !run_by_reds.contains(&path) {
                 run_by_reds.push(path);
             }
@@ -122,9 +122,46 @@ fn range<'a>(
     }
 }
 
-/// Of `run_by_reds`, the files the PR's pinned RED commands run as their program or script
-/// (`sh check_mul.sh`, `./check_mul.sh`, `bash tools/check.sh x`, read as
-/// src/workflow/command_files.rs reads a command), those outside the test paths that the
+/// The files of the repository `red`'s command runs, read as shell (src/workflow/shell_reach.rs):
+/// what it names as a program, a script or a sourced file, wherever its `cd`s took it, and
+/// what the witness shell scripts among them name in turn, each read as the RED run had it
+/// (the RED tree). A test path is not read: it is the test itself, and what it runs is the
+/// code it tests (`sh mul.sh 4 3` in `tests/test_mul.sh`, where the RED step wrote `mul.sh`
+/// beside it, is code, mutated). Where this clone lacks that tree, what the command itself
+/// names.
+fn run_by_red(
+    session: &Session,
+    config: &Config,
+    red: &PinnedTest,
+) -> Result<Vec<String>, EngineError> {
+    let readable = session.store.has_object(&red.tree)?;
+    files_run(
+        &red.command,
+        |path| -> Result<Option<String>, EngineError> {
+            if !readable || config.is_test_path(path) {
+                return Ok(None);
+            }
+            let Some(entry) = session.store.tree_entry(&red.tree, path)? else {
+                return Ok(None);
+            };
+            if !matches!(
+                entry.kind,
+                crate::store::EntryType::File | crate::store::EntryType::Executable
+            ) {
+                return Ok(None);
+            }
+            Ok(session
+                .store
+                .blob_within(&entry.id.to_string(), MAX_SCRIPT)?
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok()))
+        },
+    )
+}
+
+/// Of `run_by_reds`, the files the PR's pinned RED commands run ([`run_by_red`]: `sh
+/// check_mul.sh`, `./check_mul.sh`, `cd t && sh check.sh`, a `check_mul.sh` that `sh
+/// run_tests.sh` runs), those outside the test paths that the
 /// task's end tree `end` holds as a file, as its RED run left it (`red_tree`): the witness
 /// a test command runs is test code wherever it lives, never mutated (each broken witness
 /// would "kill" its own mutant) and, like every test the task's runs see, as the squash has

@@ -1,0 +1,962 @@
+//! Which files of the repository a command reaches when a shell runs it: every program,
+//! script and sourced file its commands name (through `cd`, wrappers such as `env` or
+//! `timeout`, and `sh -c`; not inside a command substitution, whose output a test checks),
+//! a makefile's recipes under `make`, and, transitively, what each shell script among those
+//! names the same way. Pure: the scripts' text comes from the caller
+//! (src/engine/proof/adequacy.rs reads it from a tree), and what is reached is the RED
+//! command's witness, test code for adequacy (docs/integrity.md).
+
+use super::command_files::is_assignment;
+
+/// How deep a chain of scripts is followed (`run_tests.sh` → `check_mul.sh` is one step).
+const MAX_DEPTH: usize = 4;
+/// A script longer than this is not read: a test driver is short, and reading is bounded.
+pub const MAX_SCRIPT: u64 = 64 * 1024;
+/// At most this many files are reached from one command.
+const MAX_FILES: usize = 64;
+/// At most this many make targets are followed.
+const MAX_TARGETS: usize = 64;
+
+/// Shells' own commands: nothing on disk to find.
+const BUILTINS: [&str; 36] = [
+    ":", "[", "[[", "alias", "bg", "break", "continue", "echo", "eval", "exit", "export", "false",
+    "fg", "getopts", "hash", "jobs", "kill", "local", "printf", "pwd", "read", "readonly",
+    "return", "set", "shift", "test", "trap", "true", "type", "ulimit", "umask", "unset", "wait",
+    "declare", "let", "shopt",
+];
+
+/// Reserved words that may stand before a command on its line (`if sh check.sh; then`).
+const BEFORE_COMMAND: [&str; 11] = [
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "done",
+];
+
+/// Words that open a compound command whose words name no program (`for x in a b`).
+const NAMES_NOTHING: [&str; 6] = ["for", "case", "select", "function", "fi", "esac"];
+
+/// Shells: their first operand is a script, or with `-c` a command line.
+const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "ash"];
+
+/// Other interpreters whose first operand is a script file.
+const INTERPRETERS: [&str; 6] = ["python", "python3", "node", "ruby", "perl", "php"];
+
+/// Commands that run the command after their own options (`timeout 5 ./check.sh`).
+const WRAPPERS: [&str; 9] = [
+    "env", "timeout", "nice", "nohup", "command", "exec", "time", "xargs", "stdbuf",
+];
+
+/// How a file is run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum How {
+    /// Run as a program: read as shell when its text is a shell script.
+    Program,
+    /// Read by a shell: `sh check.sh`, `. ./lib.sh`.
+    Shell,
+    /// Read by another interpreter (`python3 check.py`): not followed.
+    Script,
+    /// The makefile `make` reads, and the targets it was asked for (none: the first).
+    Make(Vec<String>),
+}
+
+/// A file a shell text names: its path from the repository root, how it runs, and the
+/// directory (from the root) the shell is in when it does, `None` where that is not known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Named {
+    pub path: String,
+    pub how: How,
+    pub cwd: Option<String>,
+}
+
+/// The files of the repository `command` (run at the root) reaches: those it names, then
+/// those each shell script or makefile among them names, read through `read` (a file's
+/// text, `None` where it is not a readable file), to a bounded depth. In the order found.
+pub fn files_run<E>(
+    command: &str,
+    mut read: impl FnMut(&str) -> Result<Option<String>, E>,
+) -> Result<Vec<String>, E> {
+    let mut out: Vec<String> = Vec::new();
+    let mut queue: Vec<(Named, usize)> = names(command, Some(""), None)
+        .into_iter()
+        .map(|n| (n, 0))
+        .collect();
+    let mut at = 0;
+    while let Some((named, depth)) = queue.get(at).cloned() {
+        at += 1;
+        if out.len() >= MAX_FILES {
+            break;
+        }
+        let (path, text) = match &named.how {
+            How::Make(_) if named.path.ends_with('/') || named.path.is_empty() => {
+                // No `-f`: GNU make reads the first of these there is.
+                let mut found = None;
+                for name in ["GNUmakefile", "makefile", "Makefile"] {
+                    let path = format!("{}{name}", named.path);
+                    if let Some(text) = read(&path)? {
+                        found = Some((path, Some(text)));
+                        break;
+                    }
+                }
+                match found {
+                    Some(found) => found,
+                    None => continue,
+                }
+            }
+            _ => (named.path.clone(), None),
+        };
+        if out.contains(&path) {
+            continue;
+        }
+        out.push(path.clone());
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        let text = match text {
+            Some(text) => Some(text),
+            None if named.how == How::Script => None,
+            None => read(&path)?,
+        };
+        let Some(text) = text.filter(|t| t.len() as u64 <= MAX_SCRIPT) else {
+            continue;
+        };
+        let more = match &named.how {
+            How::Shell => names(&text, named.cwd.as_deref(), Some(&path)),
+            How::Program if is_shell_text(&text) => names(&text, named.cwd.as_deref(), Some(&path)),
+            How::Make(targets) => recipes(&text, targets)
+                .iter()
+                .flat_map(|line| names(line, named.cwd.as_deref(), None))
+                .collect(),
+            _ => Vec::new(),
+        };
+        queue.extend(more.into_iter().map(|n| (n, depth + 1)));
+    }
+    Ok(out)
+}
+
+/// A program's text is a shell script when its `#!` line names a shell, or it has none
+/// (the shell runs such a file itself).
+fn is_shell_text(text: &str) -> bool {
+    let Some(line) = text.lines().next() else {
+        return true;
+    };
+    let Some(interpreter) = line.strip_prefix("#!") else {
+        return !text.contains('\0');
+    };
+    let mut words = interpreter.split_whitespace();
+    let mut program = words.next().map(basename);
+    if program == Some("env") {
+        program = words.find(|w| !w.starts_with('-')).map(basename);
+    }
+    program.is_some_and(|p| SHELLS.contains(&p))
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// A word of shell text: its value with quotes removed, `None` where the shell would expand
+/// it (a `$`, a backquote, a glob, a leading `~`), and the text as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Word {
+    value: Option<String>,
+    raw: String,
+}
+
+impl Word {
+    fn known(&self) -> Option<&str> {
+        self.value.as_deref()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Token {
+    Word(Word),
+    /// `;`, `&`, `|`, `&&`, `||`, a newline: a simple command ends.
+    End,
+    /// `(`: a subshell opens (its `cd` stays in it).
+    Open,
+    /// `)`: a subshell closes (or a `case` pattern ends).
+    Close,
+    /// A redirection: the next word is its target, not an argument.
+    Redirect,
+}
+
+/// A word being read.
+#[derive(Default)]
+struct Building {
+    word: Word,
+    started: bool,
+    unknown: bool,
+}
+
+impl Building {
+    fn push(&mut self, c: char) {
+        self.started = true;
+        self.word.raw.push(c);
+        if let Some(v) = self.word.value.as_mut() {
+            v.push(c);
+        }
+    }
+
+    fn raw(&mut self, text: &[char]) {
+        self.started = true;
+        self.word.raw.extend(text);
+    }
+
+    fn take(&mut self) -> Option<Word> {
+        let mut word = std::mem::take(&mut self.word);
+        let started = std::mem::take(&mut self.started);
+        if std::mem::take(&mut self.unknown) {
+            word.value = None;
+        }
+        self.word.value = Some(String::new());
+        started.then_some(word)
+    }
+}
+
+/// The tokens of a shell text, as far as they can be read without running it: here-documents'
+/// bodies and comments are skipped.
+fn tokens(text: &str) -> Vec<Token> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut word = Building {
+        word: Word {
+            value: Some(String::new()),
+            raw: String::new(),
+        },
+        ..Building::default()
+    };
+    // Here-documents opened on this line: their delimiter, and whether tabs are stripped.
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
+    let mut delimiter_next: Option<bool> = None;
+    let flush = |word: &mut Building,
+                 out: &mut Vec<Token>,
+                 delimiter: &mut Option<bool>,
+                 heredocs: &mut Vec<(String, bool)>| {
+        if let Some(w) = word.take() {
+            if let Some(strip) = delimiter.take() {
+                let d: String = w
+                    .raw
+                    .chars()
+                    .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                    .collect();
+                heredocs.push((d, strip));
+            }
+            out.push(Token::Word(w));
+        }
+    };
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        let next = chars.get(i + 1).copied();
+        match c {
+            ' ' | '\t' => {
+                flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+                i += 1;
+            }
+            '\n' => {
+                flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+                out.push(Token::End);
+                i += 1;
+                i = skip_heredocs(&chars, i, &mut heredocs);
+            }
+            '#' if !word.started => {
+                while chars.get(i).is_some_and(|&c| c != '\n') {
+                    i += 1;
+                }
+            }
+            '&' if next == Some('>') => {
+                flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+                out.push(Token::Redirect);
+                i += if chars.get(i + 2) == Some(&'>') { 3 } else { 2 };
+            }
+            ';' | '&' | '|' => {
+                flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+                out.push(Token::End);
+                i += 1;
+                if next == Some(c) || (c == '|' && next == Some('&')) {
+                    i += 1;
+                }
+            }
+            '(' => {
+                flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+                out.push(Token::Open);
+                i += 1;
+            }
+            ')' => {
+                flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+                out.push(Token::Close);
+                i += 1;
+            }
+            '<' | '>' => {
+                // A file descriptor's number before the operator is part of it (`2>&1`).
+                let fd = word.started
+                    && word.word.raw.chars().all(|c| c.is_ascii_digit())
+                    && !word.word.raw.is_empty();
+                if fd {
+                    word.take();
+                } else {
+                    flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+                }
+                let mut len = 1;
+                if c == '<' && next == Some('<') {
+                    if chars.get(i + 2) == Some(&'<') {
+                        len = 3;
+                    } else {
+                        len = 2;
+                        let strip = chars.get(i + 2) == Some(&'-');
+                        if strip {
+                            len = 3;
+                        }
+                        delimiter_next = Some(strip);
+                    }
+                } else if matches!(next, Some('>' | '&' | '|')) || (c == '<' && next == Some('>')) {
+                    len = 2;
+                }
+                out.push(Token::Redirect);
+                i += len;
+            }
+            '\\' => {
+                match next {
+                    // A line continued.
+                    Some('\n') => {}
+                    Some(n) => {
+                        word.raw(&['\\']);
+                        word.push(n);
+                    }
+                    None => {}
+                }
+                i += 2;
+            }
+            '\'' => {
+                let end = (i + 1..chars.len())
+                    .find(|&j| chars[j] == '\'')
+                    .unwrap_or(chars.len());
+                word.raw(&['\'']);
+                for &q in &chars[i + 1..end] {
+                    word.push(q);
+                }
+                word.raw(&['\'']);
+                i = end + 1;
+            }
+            '"' => {
+                word.raw(&['"']);
+                i += 1;
+                while let Some(&q) = chars.get(i) {
+                    match q {
+                        '"' => {
+                            i += 1;
+                            break;
+                        }
+                        '\\' => {
+                            match chars.get(i + 1) {
+                                Some(&n @ ('$' | '`' | '"' | '\\')) => {
+                                    word.raw(&['\\']);
+                                    word.push(n);
+                                }
+                                Some('\n') => {}
+                                Some(&n) => {
+                                    word.push('\\');
+                                    word.push(n);
+                                }
+                                None => {}
+                            }
+                            i += 2;
+                        }
+                        '$' | '`' => i = expansion(&chars, i, &mut word),
+                        _ => {
+                            word.push(q);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            '$' | '`' => i = expansion(&chars, i, &mut word),
+            '*' | '?' | '[' => {
+                word.unknown = true;
+                word.push(c);
+                i += 1;
+            }
+            '~' if !word.started => {
+                word.unknown = true;
+                word.push(c);
+                i += 1;
+            }
+            _ => {
+                word.push(c);
+                i += 1;
+            }
+        }
+    }
+    flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
+    out
+}
+
+/// Reads the expansion at `chars[at]` (`$…` or a backquote) into `word`, which it makes
+/// unknown; the index after it. A command substitution's own commands are not read: what
+/// it runs is what the test checks the output of (`[ "$(sh calc.sh mul 4 3)" = 12 ]`), the
+/// code under test, never a witness.
+fn expansion(chars: &[char], at: usize, word: &mut Building) -> usize {
+    let end = match (chars[at], chars.get(at + 1)) {
+        ('`', _) => {
+            (at + 1..chars.len())
+                .find(|&j| chars[j] == '`' && chars[j - 1] != '\\')
+                .unwrap_or(chars.len())
+                + 1
+        }
+        ('$', Some('(')) => balanced(chars, at + 2, '(', ')') + 1,
+        ('$', Some('{')) => balanced(chars, at + 2, '{', '}') + 1,
+        ('$', Some(c)) if c.is_ascii_alphanumeric() || "_@*#?$!-".contains(*c) => {
+            let mut end = at + 2;
+            if c.is_ascii_alphabetic() || *c == '_' {
+                while chars
+                    .get(end)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+                {
+                    end += 1;
+                }
+            }
+            end
+        }
+        _ => {
+            // A lone `$` is itself.
+            word.push('$');
+            return at + 1;
+        }
+    };
+    word.unknown = true;
+    let end = end.min(chars.len());
+    word.raw(&chars[at..end]);
+    end
+}
+
+/// The index of the `close` that matches an `open` already read, from `from`; quotes skipped.
+fn balanced(chars: &[char], from: usize, open: char, close: char) -> usize {
+    let mut depth = 1;
+    let mut i = from;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\\' => i += 1,
+            '\'' => {
+                i = (i + 1..chars.len())
+                    .find(|&j| chars[j] == '\'')
+                    .unwrap_or(chars.len());
+            }
+            '"' => {
+                i += 1;
+                while chars.get(i).is_some_and(|&q| q != '"') {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            c if c == open => depth += 1,
+            c if c == close => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    chars.len()
+}
+
+/// Past the bodies of the here-documents opened on the line that ended before `from`.
+fn skip_heredocs(chars: &[char], from: usize, heredocs: &mut Vec<(String, bool)>) -> usize {
+    let mut i = from;
+    for (delimiter, strip) in heredocs.drain(..) {
+        while i < chars.len() {
+            let end = (i..chars.len())
+                .find(|&j| chars[j] == '\n')
+                .unwrap_or(chars.len());
+            let line: String = chars[i..end].iter().collect();
+            i = end + 1;
+            let line = if strip {
+                line.trim_start_matches('\t')
+            } else {
+                &line
+            };
+            if line == delimiter {
+                break;
+            }
+        }
+    }
+    i.min(chars.len())
+}
+
+/// The files shell text `text` names, read from directory `cwd` (from the root; `None`:
+/// unknown), as script `script` (its path, for `$0`) where it is one. Not followed into the
+/// files: [`files_run`] does that.
+pub fn names(text: &str, cwd: Option<&str>, script: Option<&str>) -> Vec<Named> {
+    let mut out = Vec::new();
+    let mut cwd = cwd.map(str::to_string);
+    let mut subshells: Vec<Option<String>> = Vec::new();
+    let mut words: Vec<Word> = Vec::new();
+    let mut target = false;
+    for token in tokens(text) {
+        match token {
+            Token::Word(_) if target => target = false,
+            Token::Word(w) => words.push(w),
+            Token::Redirect => target = true,
+            Token::End | Token::Open | Token::Close => {
+                command(&std::mem::take(&mut words), &mut cwd, script, &mut out);
+                target = false;
+                match token {
+                    Token::Open => subshells.push(cwd.clone()),
+                    Token::Close => {
+                        if let Some(outer) = subshells.pop() {
+                            cwd = outer;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    command(&words, &mut cwd, script, &mut out);
+    out
+}
+
+/// What one simple command names, `cwd` moved by a `cd`.
+fn command(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut Vec<Named>) {
+    let mut rest = words;
+    while let Some((first, after)) = rest.split_first() {
+        // An assignment's value may be an expansion (`X=$(sh gen.sh) sh check.sh`).
+        let before =
+            is_assignment(&first.raw) || first.known().is_some_and(|w| BEFORE_COMMAND.contains(&w));
+        if !before {
+            break;
+        }
+        rest = after;
+    }
+    run(rest, cwd, script, out);
+}
+
+/// What the command `words` names: its program, the script its interpreter reads, the
+/// command a wrapper runs.
+fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut Vec<Named>) {
+    let Some((first, args)) = words.split_first() else {
+        return;
+    };
+    let Some(program) = first.known() else {
+        // `"$(dirname "$0")/check.sh"`: a program beside the script.
+        push(
+            out,
+            path_of(first, cwd.as_deref(), script),
+            How::Program,
+            cwd,
+        );
+        return;
+    };
+    match program {
+        "cd" | "pushd" => {
+            *cwd = cd(args, cwd.as_deref(), script);
+            return;
+        }
+        "popd" => {
+            *cwd = None;
+            return;
+        }
+        "." | "source" => {
+            if let Some(file) = args.first() {
+                push(out, path_of(file, cwd.as_deref(), script), How::Shell, cwd);
+            }
+            return;
+        }
+        "make" | "gmake" => {
+            make(args, cwd, out);
+            return;
+        }
+        _ => {}
+    }
+    if NAMES_NOTHING.contains(&program) || BUILTINS.contains(&program) {
+        return;
+    }
+    if WRAPPERS.contains(&program) {
+        // `env -C dir` moves the command it runs only.
+        let mut inner = cwd.clone();
+        if let Some(rest) = unwrap(program, args, &mut inner) {
+            run(rest, &mut inner, script, out);
+        }
+        return;
+    }
+    if program.contains('/') {
+        push(out, resolve(cwd.as_deref(), program), How::Program, cwd);
+    }
+    let base = basename(program);
+    if SHELLS.contains(&base) {
+        match shell_operand(args) {
+            Some((true, line)) => {
+                if let Some(line) = line.known() {
+                    out.extend(names(line, cwd.as_deref(), None));
+                }
+            }
+            Some((false, file)) => {
+                push(out, path_of(file, cwd.as_deref(), script), How::Shell, cwd);
+            }
+            None => {}
+        }
+    } else if (INTERPRETERS.contains(&base) || base.starts_with("python"))
+        && let Some(file) = interpreter_operand(base, args)
+    {
+        push(out, path_of(file, cwd.as_deref(), script), How::Script, cwd);
+    }
+}
+
+/// `path` (from the root; `None`: not known), run as `how` from `cwd`.
+fn push(out: &mut Vec<Named>, path: Option<String>, how: How, cwd: &Option<String>) {
+    if let Some(path) = path {
+        out.push(Named {
+            path,
+            how,
+            cwd: cwd.clone(),
+        });
+    }
+}
+
+/// A shell's first operand after its options, and whether it is a command line (`-c`)
+/// rather than a script; `None` where the shell reads standard input.
+fn shell_operand(args: &[Word]) -> Option<(bool, &Word)> {
+    let mut line = false;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let Some(a) = arg.known() else {
+            break;
+        };
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            i += if matches!(long, "rcfile" | "init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
+            let flags = &a[1..];
+            if flags.contains('s') {
+                return None;
+            }
+            line |= flags.contains('c');
+            i += if flags.ends_with('o') || flags.ends_with('O') {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        break;
+    }
+    args.get(i).map(|w| (line, w))
+}
+
+/// The script another interpreter reads: its first operand, `None` where it runs code given
+/// on the command line or a module (`-c`, `-m`, `-e`).
+fn interpreter_operand<'w>(base: &str, args: &'w [Word]) -> Option<&'w Word> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let Some(a) = arg.known() else {
+            return Some(arg);
+        };
+        if a == "--" {
+            return args.get(i + 1);
+        }
+        if a.len() < 2 || !a.starts_with('-') {
+            return Some(arg);
+        }
+        let code = matches!(a, "-c" | "-m" | "-e" | "-E" | "-p" | "--eval" | "--print")
+            || (base == "php" && a == "-r");
+        if code {
+            return None;
+        }
+        let takes = matches!(a, "-W" | "-X" | "-I" | "-r" | "--require");
+        i += if takes { 2 } else { 1 };
+    }
+    None
+}
+
+/// The words a wrapper runs as a command, after its own options; `env -C` moves `cwd`.
+fn unwrap<'w>(wrapper: &str, args: &'w [Word], cwd: &mut Option<String>) -> Option<&'w [Word]> {
+    let mut i = 0;
+    // `timeout`'s duration comes before its command.
+    let mut duration = wrapper == "timeout";
+    while let Some(arg) = args.get(i) {
+        if wrapper == "env" && is_assignment(&arg.raw) {
+            i += 1;
+            continue;
+        }
+        let a = arg.known()?;
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if a.len() > 1 && a.starts_with('-') {
+            let takes = match wrapper {
+                "env" => {
+                    if matches!(a, "-S" | "--split-string") || a.starts_with("--split-string=") {
+                        return None;
+                    }
+                    if matches!(a, "-C" | "--chdir") {
+                        let dir = args.get(i + 1)?.known()?;
+                        *cwd = resolve_dir(cwd.as_deref(), dir);
+                    } else if let Some(dir) = a.strip_prefix("--chdir=") {
+                        *cwd = resolve_dir(cwd.as_deref(), dir);
+                    }
+                    matches!(a, "-u" | "--unset" | "-C" | "--chdir")
+                }
+                "timeout" => matches!(a, "-s" | "--signal" | "-k" | "--kill-after"),
+                "nice" => matches!(a, "-n" | "--adjustment"),
+                "command" if matches!(a, "-v" | "-V") => return None,
+                "exec" => a == "-a",
+                "time" => matches!(a, "-f" | "-o" | "--format" | "--output"),
+                "xargs" => matches!(
+                    a,
+                    "-I" | "-n"
+                        | "-P"
+                        | "-L"
+                        | "-s"
+                        | "-d"
+                        | "-E"
+                        | "-a"
+                        | "--arg-file"
+                        | "--delimiter"
+                        | "--max-args"
+                        | "--max-procs"
+                        | "--max-lines"
+                ),
+                "stdbuf" => matches!(a, "-i" | "-o" | "-e"),
+                _ => false,
+            };
+            i += if takes { 2 } else { 1 };
+            continue;
+        }
+        if wrapper == "env" && is_assignment(a) {
+            i += 1;
+            continue;
+        }
+        if duration {
+            duration = false;
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    args.get(i..)
+}
+
+/// The directory a `cd` moves to: `None` where it is not known (no operand: the home
+/// directory; `-`; an expansion other than the script's own directory; outside the root).
+fn cd(args: &[Word], cwd: Option<&str>, script: Option<&str>) -> Option<String> {
+    let operand = args
+        .iter()
+        .find(|w| w.known().is_none_or(|a| a == "-" || !a.starts_with('-')))?;
+    match operand.known() {
+        Some("-") => None,
+        Some(dir) => resolve_dir(cwd, dir),
+        None => beside_script(operand, script),
+    }
+}
+
+/// The file `word` names, read from `cwd`, as a path from the root: `None` where it is
+/// not known.
+fn path_of(word: &Word, cwd: Option<&str>, script: Option<&str>) -> Option<String> {
+    match word.known() {
+        Some(path) => resolve(cwd, path),
+        None => beside_script(word, script).filter(|p| !p.is_empty()),
+    }
+}
+
+/// A path `word` builds from the directory of the script it is in (`"$(dirname "$0")"`,
+/// `"${0%/*}/lib.sh"`), from the root: the one expansion whose value is known here.
+fn beside_script(word: &Word, script: Option<&str>) -> Option<String> {
+    let raw: String = word.raw.chars().filter(|c| *c != '"').collect();
+    let rest = [
+        "$(dirname $0)",
+        "$(dirname -- $0)",
+        "$(dirname ${0})",
+        "`dirname $0`",
+        "${0%/*}",
+        "$(dirname $BASH_SOURCE)",
+        "$(dirname ${BASH_SOURCE[0]})",
+    ]
+    .iter()
+    .find_map(|p| raw.strip_prefix(p))?;
+    let plain = rest.is_empty()
+        || (rest.starts_with('/') && !rest.contains(['$', '`', '\'', '\\', '*', '?', '[']));
+    if !plain {
+        return None;
+    }
+    let script = script?;
+    let dir = script.rsplit_once('/').map_or("", |(dir, _)| dir);
+    resolve_dir(Some(dir), rest.trim_start_matches('/'))
+}
+
+/// What `make` reads: the makefile (`-f`, else the default names, left to [`files_run`] as
+/// a directory ending in `/`, or empty at the root), in the directory it runs in (`-C`), and
+/// the targets asked for.
+fn make(args: &[Word], cwd: &Option<String>, out: &mut Vec<Named>) {
+    let mut dir = cwd.clone();
+    let mut file: Option<String> = None;
+    let mut targets = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let Some(a) = arg.known() else {
+            continue;
+        };
+        let value = |i: &mut usize| {
+            *i += 1;
+            args.get(*i - 1).and_then(Word::known).map(str::to_string)
+        };
+        match a {
+            "-C" | "--directory" => {
+                let d = value(&mut i);
+                dir = d.and_then(|d| resolve_dir(dir.as_deref(), &d));
+            }
+            "-f" | "--file" | "--makefile" => file = value(&mut i),
+            "-j" | "--jobs" if args.get(i).and_then(Word::known).is_some_and(is_number) => {
+                i += 1;
+            }
+            "-I" | "-o" | "-W" => i += 1,
+            _ if a.starts_with("-C") && a.len() > 2 => dir = resolve_dir(dir.as_deref(), &a[2..]),
+            _ if a.starts_with("-f") && a.len() > 2 => file = Some(a[2..].to_string()),
+            _ if a.starts_with('-') || is_assignment(a) => {}
+            _ => targets.push(a.to_string()),
+        }
+    }
+    let Some(dir) = dir else {
+        return;
+    };
+    let path = match file {
+        Some(file) => match resolve(Some(&dir), &file) {
+            Some(path) => path,
+            None => return,
+        },
+        None if dir.is_empty() => String::new(),
+        None => format!("{dir}/"),
+    };
+    out.push(Named {
+        path,
+        how: How::Make(targets),
+        cwd: Some(dir),
+    });
+}
+
+fn is_number(word: &str) -> bool {
+    !word.is_empty() && word.chars().all(|c| c.is_ascii_digit())
+}
+
+/// The recipe lines (as shell, make's own `$$` read as `$`) of `targets` in makefile text
+/// `makefile` (none: its first target), and of the targets they depend on, transitively.
+pub fn recipes(makefile: &str, targets: &[String]) -> Vec<String> {
+    struct Rule {
+        targets: Vec<String>,
+        prerequisites: Vec<String>,
+        recipe: Vec<String>,
+    }
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut in_rule = false;
+    let mut logical = String::new();
+    for line in makefile.lines() {
+        if let Some(continued) = line.strip_suffix('\\') {
+            logical.push_str(continued);
+            logical.push(' ');
+            continue;
+        }
+        logical.push_str(line);
+        let line = std::mem::take(&mut logical);
+        if let Some(recipe) = line.strip_prefix('\t') {
+            if in_rule && let Some(rule) = rules.last_mut() {
+                rule.recipe.push(recipe.to_string());
+            }
+            continue;
+        }
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        in_rule = false;
+        let Some((head, tail)) = trimmed.split_once(':') else {
+            continue;
+        };
+        if head.contains('=') || tail.starts_with('=') || tail.starts_with(":=") {
+            continue;
+        }
+        let tail = tail.trim_start_matches(':');
+        let (prerequisites, inline) = tail.split_once(';').unwrap_or((tail, ""));
+        in_rule = true;
+        rules.push(Rule {
+            targets: head.split_whitespace().map(str::to_string).collect(),
+            prerequisites: prerequisites
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+            recipe: [inline.trim()]
+                .into_iter()
+                .filter(|r| !r.is_empty())
+                .map(str::to_string)
+                .collect(),
+        });
+    }
+    let mut wanted: Vec<String> = targets.to_vec();
+    if wanted.is_empty() {
+        let first = rules
+            .iter()
+            .flat_map(|r| &r.targets)
+            .find(|t| !t.starts_with('.') && !t.contains('%'));
+        wanted.extend(first.cloned());
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(target) = wanted.get(at).cloned() {
+        at += 1;
+        if at > MAX_TARGETS {
+            break;
+        }
+        for rule in rules.iter().filter(|r| r.targets.contains(&target)) {
+            for line in &rule.recipe {
+                let line = line.trim_start_matches(['@', '-', '+', ' ', '\t']);
+                out.push(line.replace("$$", "$"));
+            }
+            for p in &rule.prerequisites {
+                if !wanted.contains(p) {
+                    wanted.push(p.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `path` as a path from the root, read from directory `cwd`: `None` where `cwd` is not
+/// known, or `path` is absolute, in the home directory, or leads outside the root.
+fn resolve(cwd: Option<&str>, path: &str) -> Option<String> {
+    let joined = resolve_dir(cwd, path)?;
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// [`resolve`], where the root itself is `""`.
+fn resolve_dir(cwd: Option<&str>, path: &str) -> Option<String> {
+    let cwd = cwd?;
+    if path.starts_with('/') || path.starts_with('~') {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in cwd.split('/').chain(path.split('/')) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests;
