@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod branch_name;
 pub mod briefing;
+pub mod cargo_files;
 pub mod cargo_mutants;
 pub mod claims;
 pub mod command_files;

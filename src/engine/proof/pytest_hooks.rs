@@ -2,22 +2,24 @@
 //! the trees and the disk for src/engine/proof/step.rs (GREEN) and src/engine/proof/red.rs
 //! (the final check): its configuration files, of which a shared one counts by its pytest
 //! section only, the plugin modules `pytest_plugins` names and those `addopts` loads with
-//! `-p` (src/workflow/pytest_files.rs), and what jest's configuration names
-//! (src/workflow/jest_files.rs).
+//! `-p` (src/workflow/pytest_files.rs), what jest's configuration names
+//! (src/workflow/jest_files.rs), and cargo's manifests and configuration
+//! (src/workflow/cargo_files.rs).
 
 use std::path::Path;
 
 use crate::engine::{EngineError, Session};
 use crate::store::EntryType;
 use crate::workflow::red;
-use crate::workflow::{jest_files, pytest_files};
+use crate::workflow::{cargo_files, command_files, jest_files, pytest_files};
 
 /// A configuration file or module larger than this is not parsed: compared whole.
 const READ_CAP: u64 = 1 << 20;
 
 /// The names of the files `runners` read around a test: pytest's `conftest.py` and
 /// configuration files (`pytest.ini`, `pyproject.toml`, …), jest's configuration files
-/// (`jest.config.js`, `package.json`, …).
+/// (`jest.config.js`, `package.json`, …), cargo's (`Cargo.toml`, `.cargo/config.toml`, the
+/// toolchain file: [`cargo_files::is_cargo_file`] tells a `config.toml` of cargo's apart).
 pub(super) fn runner_names(runners: red::Runners) -> Vec<&'static str> {
     let mut names = Vec::new();
     if runners.pytest {
@@ -27,10 +29,20 @@ pub(super) fn runner_names(runners: red::Runners) -> Vec<&'static str> {
     if runners.jest {
         names.extend(pytest_files::JEST_CONFIG_FILES);
     }
+    if runners.cargo {
+        names.extend(cargo_files::CARGO_FILES);
+    }
     names
 }
 
-/// Every file of [`runner_names`] anywhere in each of `trees`.
+/// Whether `path`, a file of one of [`runner_names`], is one its runner reads: cargo's
+/// `config` and `config.toml` are those of a `.cargo` directory only.
+pub(super) fn named_as_read(path: &str) -> bool {
+    !matches!(path.rsplit('/').next(), Some("config" | "config.toml"))
+        || cargo_files::is_cargo_file(path)
+}
+
+/// Every file of [`runner_names`] anywhere in each of `trees` ([`named_as_read`]).
 pub(super) fn runner_files(
     session: &Session,
     trees: &[&str],
@@ -44,6 +56,7 @@ pub(super) fn runner_files(
     for tree in trees {
         out.extend(session.store.files_named_any(tree, &names)?);
     }
+    out.retain(|p| named_as_read(p));
     out.sort();
     out.dedup();
     Ok(out)
@@ -155,6 +168,30 @@ pub(super) fn addopts_plugin_files<'a>(
         for name in pytest_files::addopts_plugins(config, &bytes) {
             out.extend(pytest_files::plugin_files(&name, config));
         }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The scripts of the repository `command` runs ([`command_files::repository_files`]) and,
+/// where `pytest` (its run was one pytest reported), the files the pytest command lines of
+/// each script name with `-c` and `-p` as `tree` has it
+/// ([`pytest_files::named_by_script`]).
+pub(super) fn script_files(
+    session: &Session,
+    tree: &str,
+    command: &str,
+    pytest: bool,
+) -> Result<Vec<String>, EngineError> {
+    let mut out = Vec::new();
+    for script in command_files::repository_files(command) {
+        if pytest && let Some(bytes) = tree_file(session, tree, &script)? {
+            out.extend(pytest_files::named_by_script(&String::from_utf8_lossy(
+                &bytes,
+            )));
+        }
+        out.push(script);
     }
     out.sort();
     out.dedup();

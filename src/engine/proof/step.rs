@@ -123,6 +123,19 @@ pub(super) fn red_pin(
         }
         pin.hooks.sort();
     }
+    // The script of the tree the RED command runs (`sh run_tests.sh`) is the test's command
+    // as much as the command is: pinned as a hook (rewritten to run another test, or print
+    // another's lines, it decides what the run reports), and a pytest it runs is read for
+    // the files its `-c` and `-p` name, as the command's are.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome {
+        let junit = step.test.evidence.kind == crate::workflow::evidence::Kind::Junit;
+        for file in pytest_hooks::script_files(session, &tree, command, junit)? {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
     // So is the configuration file a jest command names with `--config`.
     if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
         && step.test.evidence.kind == crate::workflow::evidence::Kind::JestJson
@@ -417,11 +430,14 @@ fn ignored_runner_files(
     let files = session.git.ignored_files_named(&names)?;
     Ok(files
         .into_iter()
+        .filter(|path| pytest_hooks::named_as_read(path))
         .filter(|path| {
             let parts: Vec<&str> = path.split('/').collect();
             let dirs = &parts[..parts.len().saturating_sub(1)];
             !dirs.iter().enumerate().any(|(i, dir)| {
-                dir.starts_with('.')
+                // cargo reads its configuration from a `.cargo` directory, whatever git ignores.
+                let cargo_config = *dir == ".cargo" && i + 1 == dirs.len();
+                (dir.starts_with('.') && !cargo_config)
                     || dir.ends_with(".egg")
                     || matches!(
                         *dir,

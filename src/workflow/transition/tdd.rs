@@ -132,7 +132,7 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
         .restored
         .iter()
         .partition(|p| red.hooks.contains(p) || crate::workflow::red::is_conftest(p));
-    let what = runner_files_named(&conftests);
+    let what = runner_files_named(&conftests, &red.command);
     let (taken_out, put_back_hooks): (Vec<&String>, Vec<&String>) = conftests
         .into_iter()
         .partition(|p| red.taken_out.contains(p));
@@ -191,22 +191,37 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
     )
 }
 
-/// What the runner's files `hooks` are, with their verb: `conftest.py is`, `pytest's
-/// configuration is`, `conftest.py and pytest's configuration are`, …
-fn runner_files_named(hooks: &[&String]) -> String {
+/// What the runner's files `hooks` of the RED test `command` are, with their verb:
+/// `conftest.py is`, `pytest's configuration is`, `conftest.py and pytest's configuration
+/// are`, `cargo's configuration is`, `the script the RED command runs is`, …
+fn runner_files_named(hooks: &[&String], command: &str) -> String {
+    use crate::workflow::cargo_files::is_cargo_file;
     use crate::workflow::pytest_files::{is_config, is_jest_config};
     use crate::workflow::red::is_conftest;
+    let scripts = crate::workflow::command_files::repository_files(command);
+    let script = |p: &&String| scripts.contains(p);
     let mut kinds = Vec::new();
     if hooks.iter().any(|p| is_conftest(p)) {
         kinds.push("conftest.py");
     }
     // A configuration file a `-c` names has any name: read by its kind.
-    let config =
-        |p: &&String| is_config(p) || [".ini", ".cfg", ".toml"].iter().any(|e| p.ends_with(e));
+    let config = |p: &&String| {
+        !is_cargo_file(p)
+            && !script(p)
+            && (is_config(p) || [".ini", ".cfg", ".toml"].iter().any(|e| p.ends_with(e)))
+    };
     if hooks.iter().any(config) {
         kinds.push("pytest's configuration");
     }
-    let other = |p: &&&String| !is_conftest(p) && !config(p) && !is_jest_config(p);
+    if hooks.iter().any(|p| is_cargo_file(p)) {
+        kinds.push("cargo's configuration");
+    }
+    if hooks.iter().any(script) {
+        kinds.push("the script the RED command runs");
+    }
+    let other = |p: &&&String| {
+        !is_conftest(p) && !config(p) && !is_jest_config(p) && !is_cargo_file(p) && !script(p)
+    };
     if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
         kinds.push("a plugin module pytest loads");
     }
@@ -222,8 +237,9 @@ fn runner_files_named(hooks: &[&String]) -> String {
         [] => "conftest.py is".to_string(),
     };
     // A sentence begins with a capital, a file's or pytest's name aside.
-    match named.strip_prefix('a') {
-        Some(rest) if named.starts_with("a ") => format!("A{rest}"),
+    match (named.strip_prefix("a "), named.strip_prefix("the ")) {
+        (Some(rest), _) => format!("A {rest}"),
+        (_, Some(rest)) => format!("The {rest}"),
         _ => named,
     }
 }
