@@ -22,6 +22,7 @@ pub mod fields;
 pub mod jest_files;
 pub mod ledger;
 pub mod master_plan;
+pub mod mocha_files;
 pub mod mutate;
 pub mod mutmut;
 pub mod notes;

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::engine::{EngineError, Session};
 use crate::store::EntryType;
 use crate::workflow::red;
-use crate::workflow::{cargo_files, command_files, jest_files, pytest_files};
+use crate::workflow::{cargo_files, command_files, jest_files, mocha_files, pytest_files};
 
 /// A configuration file or module larger than this is not parsed: compared whole.
 const READ_CAP: u64 = 1 << 20;
@@ -174,7 +174,8 @@ pub(super) fn addopts_plugin_files<'a>(
     Ok(out)
 }
 
-/// The scripts of the repository `command` runs ([`command_files::repository_files`]) and,
+/// The scripts of the repository `command` runs ([`command_files::repository_files`]) that
+/// `tree` holds and,
 /// where `pytest` (its run was one pytest reported), the files the pytest command lines of
 /// each script name with `-c` and `-p` as `tree` has it
 /// ([`pytest_files::named_by_script`]).
@@ -186,7 +187,12 @@ pub(super) fn script_files(
 ) -> Result<Vec<String>, EngineError> {
     let mut out = Vec::new();
     for script in command_files::repository_files(command) {
-        if pytest && let Some(bytes) = tree_file(session, tree, &script)? {
+        // One the tree does not hold (an ignored `./node_modules/.bin/jest`) is no test code
+        // of the repository's: put back as the tree has it, it would be taken out.
+        let Some(bytes) = tree_file(session, tree, &script)? else {
+            continue;
+        };
+        if pytest {
             out.extend(pytest_files::named_by_script(&String::from_utf8_lossy(
                 &bytes,
             )));
@@ -196,6 +202,46 @@ pub(super) fn script_files(
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// The files mocha loads around a test its run `command` reported, as `tree` has them
+/// (src/workflow/mocha_files.rs): its configuration files in the root (present or not: one a
+/// GREEN step adds is taken out), the modules the command's `--require`/`-r`/`--file` load,
+/// the configuration its `--config` names, and the modules each configuration there (and
+/// the root `package.json`'s `mocha` key) names with `require` and `file`.
+pub(super) fn mocha_files(
+    session: &Session,
+    tree: &str,
+    command: &str,
+) -> Result<Vec<String>, EngineError> {
+    let named = mocha_files::named_by_command(command);
+    let mut out: Vec<String> = mocha_files::CONFIG_FILES
+        .iter()
+        .map(|c| c.to_string())
+        .chain(named.iter().cloned())
+        .collect();
+    let configs = mocha_files::CONFIG_FILES
+        .iter()
+        .map(|c| c.to_string())
+        .chain(mocha_files::configs_named_by_command(command))
+        .chain(std::iter::once(red::PACKAGE_JSON.to_string()));
+    for config in configs {
+        if let Some(bytes) = tree_file(session, tree, &config)? {
+            out.extend(mocha_files::named_by_config(&config, &bytes));
+        }
+    }
+    // A name as written that is a directory (`require('./setup')` loads its `index.js`) is
+    // no file to put back: its `index` is among the names.
+    let mut files = Vec::new();
+    for path in out {
+        let entry = session.store.tree_entry(tree, &path)?;
+        if entry.is_none_or(|e| !matches!(e.kind, EntryType::Directory | EntryType::Submodule)) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
 }
 
 /// Whether `path` is a file (or an executable one) in `tree`.

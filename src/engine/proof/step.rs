@@ -136,6 +136,18 @@ pub(super) fn red_pin(
         }
         pin.hooks.sort();
     }
+    // So are mocha's configuration and the modules it and the command require: loaded
+    // before any test, one that wraps `it` reports the pinned test passed unrun.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
+        && step.test.evidence.kind == crate::workflow::evidence::Kind::MochaJson
+    {
+        for file in pytest_hooks::mocha_files(session, &tree, command)? {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
     // So is the configuration file a jest command names with `--config`.
     if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
         && step.test.evidence.kind == crate::workflow::evidence::Kind::JestJson

@@ -200,6 +200,12 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     use crate::workflow::red::is_conftest;
     let scripts = crate::workflow::command_files::repository_files(command);
     let script = |p: &&String| scripts.contains(p);
+    let mocha = crate::workflow::evidence::request(command).report
+        == Some(crate::workflow::evidence::ReportAsk::Mocha);
+    let mocha_configs = crate::workflow::mocha_files::configs_named_by_command(command);
+    let mocha_config = |p: &&String| {
+        mocha && (crate::workflow::mocha_files::is_config(p) || mocha_configs.contains(p))
+    };
     let mut kinds = Vec::new();
     if hooks.iter().any(|p| is_conftest(p)) {
         kinds.push("conftest.py");
@@ -208,6 +214,7 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     let config = |p: &&String| {
         !is_cargo_file(p)
             && !script(p)
+            && !mocha_config(p)
             && (is_config(p) || [".ini", ".cfg", ".toml"].iter().any(|e| p.ends_with(e)))
     };
     if hooks.iter().any(config) {
@@ -219,8 +226,16 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     if hooks.iter().any(script) {
         kinds.push("the script the RED command runs");
     }
+    if hooks.iter().any(mocha_config) {
+        kinds.push("mocha's configuration");
+    }
     let other = |p: &&&String| {
-        !is_conftest(p) && !config(p) && !is_jest_config(p) && !is_cargo_file(p) && !script(p)
+        !is_conftest(p)
+            && !config(p)
+            && !is_jest_config(p)
+            && !is_cargo_file(p)
+            && !script(p)
+            && !mocha_config(p)
     };
     if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
         kinds.push("a plugin module pytest loads");
@@ -229,7 +244,11 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
         kinds.push("jest's configuration");
     }
     if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
-        kinds.push("a module jest loads");
+        kinds.push(if mocha {
+            "a module mocha loads"
+        } else {
+            "a module jest loads"
+        });
     }
     let named = match kinds.as_slice() {
         [one] => format!("{one} is"),
@@ -578,4 +597,55 @@ pub(super) fn preflight_passed(state: &State, cache: PreflightCache) -> Result<N
         pr.preflight_cache = Some(cache);
     }
     Ok(Next::new(next, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runner_files_named;
+    use pretty_assertions::assert_eq;
+
+    /// A refusal names what the runner's files put back are, by runner and kind.
+    #[test]
+    fn the_runners_files_put_back_are_named_by_kind() {
+        let named = |hooks: &[&str], command: &str| {
+            let hooks: Vec<String> = hooks.iter().map(|h| h.to_string()).collect();
+            runner_files_named(&hooks.iter().collect::<Vec<_>>(), command)
+        };
+        let cases = [
+            (
+                &["Cargo.toml"][..],
+                "cargo test",
+                "cargo's configuration is",
+            ),
+            (
+                &[".cargo/config.toml", "rust-toolchain"][..],
+                "cargo test",
+                "cargo's configuration is",
+            ),
+            (
+                &["run_tests.sh"][..],
+                "sh run_tests.sh",
+                "The script the RED command runs is",
+            ),
+            (
+                &["myplugin.py", "ci.ini"][..],
+                "sh run_tests.sh",
+                "pytest's configuration and a plugin module pytest loads are",
+            ),
+            (
+                &[".mocharc.yml"][..],
+                "npx mocha test",
+                "mocha's configuration is",
+            ),
+            (
+                &["test/setup.js"][..],
+                "npx mocha -r test/setup.js test",
+                "A module mocha loads is",
+            ),
+            (&["test/setup.js"][..], "npx jest", "A module jest loads is"),
+        ];
+        for (hooks, command, expected) in cases {
+            assert_eq!(named(hooks, command), expected, "{hooks:?} {command}");
+        }
+    }
 }
