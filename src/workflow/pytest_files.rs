@@ -223,9 +223,15 @@ fn python_space(c: char) -> bool {
 /// root), each `=`-joined or attached form too. Words are split at white space, quotes
 /// dropped; paths outside the repository are left out (nothing here can pin them).
 pub fn named_by_command(command: &str) -> Vec<String> {
+    // `PYTEST_ADDOPTS="-p plug"` (an assignment, an `export`) puts its words before the
+    // arguments as `addopts` does: they are read as the command's.
     let words: Vec<String> = command
         .split_whitespace()
         .map(|w| w.replace(['\'', '"'], ""))
+        .map(|w| match w.split_once("PYTEST_ADDOPTS=") {
+            Some((_, rest)) => rest.to_string(),
+            None => w,
+        })
         .collect();
     let (configs, plugins) = config_and_plugin_args(&words);
     let mut out: Vec<String> = Vec::new();
@@ -249,14 +255,17 @@ pub fn named_by_command(command: &str) -> Vec<String> {
 /// The files the pytest command lines of the shell script `text` name
 /// ([`named_by_command`]): a wrapper the RED command runs (`sh run_tests.sh`) that runs
 /// `pytest -p myplugin tests` loads the plugin as the command itself would. A line is one
-/// that names pytest (`pytest`, `py.test`, `python -m pytest`), its continuation lines
+/// that names pytest (`pytest`, `py.test`, `python -m pytest`) or sets `PYTEST_ADDOPTS`
+/// (read as the command's words, [`named_by_command`]), its continuation lines
 /// (a backslash at the end) joined; what a line builds otherwise (a variable, a function)
 /// is not read.
 pub fn named_by_script(text: &str) -> Vec<String> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
     let mut out: Vec<String> = joined
         .lines()
-        .filter(|line| line.contains("pytest") || line.contains("py.test"))
+        .filter(|line| {
+            line.contains("pytest") || line.contains("py.test") || line.contains("PYTEST_ADDOPTS")
+        })
         .flat_map(named_by_command)
         .collect();
     out.sort();
@@ -686,6 +695,17 @@ mod tests {
         assert_eq!(
             named_by_script("grep -c x notes.txt\npytest tests\n"),
             Vec::<String>::new()
+        );
+        // `PYTEST_ADDOPTS` puts its words before pytest's arguments.
+        assert_eq!(
+            named_by_script(
+                "export PYTEST_ADDOPTS=\"$PYTEST_ADDOPTS -p myplugin\"\npython -m unittest\n"
+            ),
+            ["myplugin.py", "myplugin/__init__.py"]
+        );
+        assert_eq!(
+            named_by_command("PYTEST_ADDOPTS='-c ci.ini' python -m pytest tests"),
+            ["ci.ini"]
         );
     }
 

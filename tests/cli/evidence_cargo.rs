@@ -2,9 +2,9 @@
 //! real cargo: the manifests' target declarations and its configuration are test code, which
 //! RED steps write. A GREEN step that makes a binary print libtest's lines for the pinned
 //! test (a `[[test]]` declared `harness = false` that prints a fake `Running tests/calc.rs`
-//! and `test muls ... ok`, or a `.cargo/config.toml` runner that prints them for the pinned
-//! test's binary) is refused at GREEN, by the final check and by `attest` in a fresh clone;
-//! one that adds a dependency to `Cargo.toml` is not.
+//! and `test muls ... ok`, or a `.cargo/config.toml` runner, git-ignored or not, that prints
+//! them for the pinned test's binary) is refused at GREEN, by the final check and by
+//! `attest` in a fresh clone; one that adds a dependency to `Cargo.toml` is not.
 
 use pretty_assertions::assert_eq;
 
@@ -74,6 +74,18 @@ fn cheats() -> Vec<(&'static str, Files, &'static str)> {
         (
             "a runner in .cargo/config.toml",
             vec![
+                (
+                    ".cargo/config.toml",
+                    "[target.'cfg(all())']\nrunner = \"sh runner.sh\"\n".to_string(),
+                ),
+                ("runner.sh", RUNNER.to_string()),
+            ],
+            ".cargo/config.toml taken out, as the RED step's tree has none",
+        ),
+        (
+            "a runner in a .cargo/config.toml git ignores",
+            vec![
+                (".gitignore", "target/\nCargo.lock\n.cargo/\n".to_string()),
                 (
                     ".cargo/config.toml",
                     "[target.'cfg(all())']\nrunner = \"sh runner.sh\"\n".to_string(),

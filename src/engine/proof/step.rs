@@ -17,9 +17,9 @@ use crate::engine::{EngineError, Session};
 use crate::gates::Reusable;
 use crate::store::EntryType;
 use crate::workflow::proof::{Recheck, Reuse, passes_on};
-use crate::workflow::pytest_files;
 use crate::workflow::red::{self, Changed, RerunPlan};
 use crate::workflow::{Expectation, State};
+use crate::workflow::{cargo_files, pytest_files};
 
 /// Runs the step's `command` in the working tree, taking the tree first when `take_tree`
 /// asks (what passed is that tree only if nothing changed it meanwhile).
@@ -443,6 +443,10 @@ fn ignored_runner_files(
     Ok(files
         .into_iter()
         .filter(|path| pytest_hooks::named_as_read(path))
+        // cargo's build directory holds copies of manifests (`cargo package`'s), no package.
+        .filter(|path| {
+            !(cargo_files::is_manifest(path) && path.split('/').any(|dir| dir == "target"))
+        })
         .filter(|path| {
             let parts: Vec<&str> = path.split('/').collect();
             let dirs = &parts[..parts.len().saturating_sub(1)];
