@@ -124,7 +124,7 @@ fn a_binary_that_forges_the_pinned_tests_libtest_lines_is_refused_at_green() {
             repo.write(path, content);
         }
         let out = repo.submit_test(COMMAND, None);
-        out.expect(1);
+        assert_eq!(out.code, 1, "{name}: {}", out.stdout);
         assert_eq!(
             out.stdout.lines().next().unwrap_or_default(),
             format!(
