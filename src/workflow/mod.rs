@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod branch_name;
 pub mod briefing;
+pub mod cargo_files;
 pub mod cargo_mutants;
 pub mod claims;
 pub mod command_files;
@@ -21,6 +22,7 @@ pub mod fields;
 pub mod jest_files;
 pub mod ledger;
 pub mod master_plan;
+pub mod mocha_files;
 pub mod mutate;
 pub mod mutmut;
 pub mod notes;

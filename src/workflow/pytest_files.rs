@@ -1,8 +1,11 @@
 //! What a test runner reads around a test besides the test (docs/integrity.md, "Per-test
 //! evidence"): pytest's and jest's configuration files and the part of each they read, the
 //! plugin modules a module names in `pytest_plugins` and those a configuration's `addopts`
-//! loads with `-p` (what jest's configuration names is src/workflow/jest_files.rs'). Pure:
+//! loads with `-p` (what jest's configuration names is src/workflow/jest_files.rs', what
+//! cargo reads src/workflow/cargo_files.rs'). Pure:
 //! the engine gives the files' bytes.
+
+use crate::workflow::cargo_files;
 
 /// The files pytest looks for its configuration in, in each directory from the one it starts
 /// in up to the root (its rootdir/inifile search), in the order it prefers them.
@@ -40,11 +43,12 @@ pub fn is_jest_config(path: &str) -> bool {
 }
 
 /// Whether `path` is a file other tools read too (`pyproject.toml`, `tox.ini`, `setup.cfg`,
-/// `package.json`), of which the runner reads one section only ([`pytest_part`]).
+/// `package.json`, cargo's `Cargo.toml`), of which the runner reads one section only
+/// ([`pytest_part`]).
 pub fn is_shared_config(path: &str) -> bool {
     matches!(
         file_name(path),
-        "pyproject.toml" | "tox.ini" | "setup.cfg" | "package.json"
+        "pyproject.toml" | "tox.ini" | "setup.cfg" | "package.json" | "Cargo.toml"
     )
 }
 
@@ -76,6 +80,13 @@ pub fn pytest_part(path: &str, content: Option<&[u8]>) -> RunnerPart {
     };
     if !is_shared_config(path) {
         return RunnerPart::Bytes(bytes.to_vec());
+    }
+    if cargo_files::is_manifest(path) {
+        return match cargo_files::manifest_part(content) {
+            cargo_files::ManifestPart::Nothing => RunnerPart::Nothing,
+            cargo_files::ManifestPart::Bytes(bytes) => RunnerPart::Bytes(bytes),
+            cargo_files::ManifestPart::Toml(value) => RunnerPart::Toml(value),
+        };
     }
     let Ok(text) = std::str::from_utf8(bytes) else {
         return RunnerPart::Bytes(bytes.to_vec());
@@ -113,8 +124,14 @@ pub fn pytest_part(path: &str, content: Option<&[u8]>) -> RunnerPart {
 }
 
 /// Whether pytest reads the same of the configuration file `path` in both versions
-/// (`None`: absent): a `pyproject.toml` whose `[project]` alone changed is the same to it.
+/// (`None`: absent), `a` as the RED step left it (or the base has it), `b` as it is now: a
+/// `pyproject.toml` whose `[project]` alone changed is the same to it. So is, to cargo, a
+/// `Cargo.toml` whose dependencies alone changed, or one where `a` has none
+/// ([`cargo_files::same_for_cargo`]).
 pub fn same_for_pytest(path: &str, a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
+    if cargo_files::is_manifest(path) {
+        return cargo_files::same_for_cargo(a, b);
+    }
     pytest_part(path, a) == pytest_part(path, b)
 }
 
@@ -206,9 +223,15 @@ fn python_space(c: char) -> bool {
 /// root), each `=`-joined or attached form too. Words are split at white space, quotes
 /// dropped; paths outside the repository are left out (nothing here can pin them).
 pub fn named_by_command(command: &str) -> Vec<String> {
+    // `PYTEST_ADDOPTS="-p plug"` (an assignment, an `export`) puts its words before the
+    // arguments as `addopts` does: they are read as the command's.
     let words: Vec<String> = command
         .split_whitespace()
         .map(|w| w.replace(['\'', '"'], ""))
+        .map(|w| match w.split_once("PYTEST_ADDOPTS=") {
+            Some((_, rest)) => rest.to_string(),
+            None => w,
+        })
         .collect();
     let (configs, plugins) = config_and_plugin_args(&words);
     let mut out: Vec<String> = Vec::new();
@@ -224,6 +247,27 @@ pub fn named_by_command(command: &str) -> Vec<String> {
     for plugin in plugins {
         out.extend(plugin_files(&plugin, "conftest.py"));
     }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The files the pytest command lines of the shell script `text` name
+/// ([`named_by_command`]): a wrapper the RED command runs (`sh run_tests.sh`) that runs
+/// `pytest -p myplugin tests` loads the plugin as the command itself would. A line is one
+/// that names pytest (`pytest`, `py.test`, `python -m pytest`) or sets `PYTEST_ADDOPTS`
+/// (read as the command's words, [`named_by_command`]), its continuation lines
+/// (a backslash at the end) joined; what a line builds otherwise (a variable, a function)
+/// is not read.
+pub fn named_by_script(text: &str) -> Vec<String> {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let mut out: Vec<String> = joined
+        .lines()
+        .filter(|line| {
+            line.contains("pytest") || line.contains("py.test") || line.contains("PYTEST_ADDOPTS")
+        })
+        .flat_map(named_by_command)
+        .collect();
     out.sort();
     out.dedup();
     out
@@ -631,6 +675,37 @@ mod tests {
         assert_eq!(
             named_by_command("sh tests/test_mul.sh"),
             Vec::<String>::new()
+        );
+    }
+
+    /// A wrapper script's pytest lines name files as the command's would; its other lines
+    /// (a `grep -c`) name none.
+    #[test]
+    fn the_files_a_wrapper_scripts_pytest_lines_name_are_pinned() {
+        assert_eq!(
+            named_by_script(
+                "#!/bin/sh\nset -e\ngrep -c x notes.txt\npython -m pytest -p myplugin \\\n  -c ci/cfg.ini tests/test_calc.py\n"
+            ),
+            ["ci/cfg.ini", "myplugin.py", "myplugin/__init__.py"]
+        );
+        assert_eq!(
+            named_by_script("exec pytest -pplug tests\r\n"),
+            ["plug.py", "plug/__init__.py"]
+        );
+        assert_eq!(
+            named_by_script("grep -c x notes.txt\npytest tests\n"),
+            Vec::<String>::new()
+        );
+        // `PYTEST_ADDOPTS` puts its words before pytest's arguments.
+        assert_eq!(
+            named_by_script(
+                "export PYTEST_ADDOPTS=\"$PYTEST_ADDOPTS -p myplugin\"\npython -m unittest\n"
+            ),
+            ["myplugin.py", "myplugin/__init__.py"]
+        );
+        assert_eq!(
+            named_by_command("PYTEST_ADDOPTS='-c ci.ini' python -m pytest tests"),
+            ["ci.ini"]
         );
     }
 

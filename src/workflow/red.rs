@@ -3,6 +3,7 @@
 //! for the wrong reason; a test file that is a link out of the repository is not the
 //! repository's to pin. Pure: the engine gives the output and the tree's entries.
 
+use super::cargo_files;
 use super::evidence::{self, Evidence};
 use super::state::{ExitRecord, RedOutcome, RedPin};
 
@@ -103,15 +104,21 @@ pub fn pinned(
 /// before it runs a test below it, and a hook there (`item.runtest = lambda: None`) decides
 /// what the test's run reports: it is part of the test. For a run jest reported, the
 /// `package.json` of each such directory (for any file): where jest reads its configuration.
+/// For a run whose libtest lines were read (cargo), the `Cargo.toml` of each directory on
+/// the way to each Rust file: where cargo reads which test binaries it builds and runs.
 /// A file a runner names outside the repository (absolute, or through `..`) has none of its
 /// hooks here.
 pub fn hooks(kind: evidence::Kind, files: &[&str], pinned: &[String]) -> Vec<String> {
     // jest reads its configuration (a `package.json`'s `jest` key) from the directories it
     // runs in and above: the `package.json` files on the test's way stand for a pin whose
     // runs load the runner's files (src/workflow/pytest_files.rs).
+    // cargo reads a package's test targets from its `Cargo.toml`: the manifests on the way
+    // to a Rust file stand for a pin whose runs load cargo's files (a `[[test]]` declared
+    // `harness = false` prints libtest's lines as it likes: src/workflow/cargo_files.rs).
     let (hook, language) = match kind {
         evidence::Kind::Junit => (CONFTEST, Some(".py")),
         evidence::Kind::JestJson => (PACKAGE_JSON, None),
+        evidence::Kind::Libtest => (cargo_files::MANIFEST, Some(".rs")),
         _ => return Vec::new(),
     };
     let mut hooks = std::collections::BTreeSet::new();
@@ -144,14 +151,19 @@ pub const CONFTEST: &str = "conftest.py";
 /// [`hooks`] gave the root's `conftest.py` (or `package.json`) at least, as a hook or (the
 /// RED step wrote it) a pinned path. pytest loads every `conftest.py` of the directories it
 /// collects, beside the test's way too, and reads its configuration and plugins, as jest
-/// reads its configuration and the modules it names: each is test code for such a test
-/// (src/workflow/pytest_files.rs).
+/// reads its configuration and the modules it names, and cargo its manifests' target
+/// declarations and configuration: each is test code for such a test
+/// (src/workflow/pytest_files.rs, src/workflow/cargo_files.rs).
 pub fn loads_runner_files(paths: &[String], hooks: &[String]) -> bool {
-    !hooks.is_empty() || paths.iter().any(|p| p == CONFTEST || p == PACKAGE_JSON)
+    !hooks.is_empty()
+        || paths
+            .iter()
+            .any(|p| p == CONFTEST || p == PACKAGE_JSON || p == cargo_files::MANIFEST)
 }
 
 /// Which runner's files a pin that [`loads_runner_files`] loads: pytest's (its hooks are
-/// `conftest.py` files, or its RED step wrote the root's), jest's (`package.json` files).
+/// `conftest.py` files, or its RED step wrote the root's), jest's (`package.json` files),
+/// cargo's (`Cargo.toml` files).
 /// A mixed repository's pytest test is not held to a `jest.config.js` it never reads.
 pub fn runners(paths: &[String], hooks: &[String]) -> Runners {
     let named = |name: &str| {
@@ -160,6 +172,7 @@ pub fn runners(paths: &[String], hooks: &[String]) -> Runners {
     Runners {
         pytest: named(CONFTEST),
         jest: named(PACKAGE_JSON),
+        cargo: named(cargo_files::MANIFEST),
     }
 }
 
@@ -168,6 +181,7 @@ pub fn runners(paths: &[String], hooks: &[String]) -> Runners {
 pub struct Runners {
     pub pytest: bool,
     pub jest: bool,
+    pub cargo: bool,
 }
 
 impl std::ops::BitOr for Runners {
@@ -176,6 +190,7 @@ impl std::ops::BitOr for Runners {
         Runners {
             pytest: self.pytest || other.pytest,
             jest: self.jest || other.jest,
+            cargo: self.cargo || other.cargo,
         }
     }
 }
@@ -888,7 +903,8 @@ mod tests {
 
     /// A pin records the file its report named for each failing test (a libtest `muls` of
     /// `tests/calc.rs`, not of another target), and for a run pytest reported, the
-    /// `conftest.py` of every directory from the root down to each test file, present or not.
+    /// `conftest.py` of every directory from the root down to each test file, present or not
+    /// (for cargo's, each `Cargo.toml`).
     #[test]
     fn a_red_pins_where_each_test_was_reported_and_the_conftest_files_on_its_way() {
         use std::collections::BTreeMap;
@@ -918,7 +934,7 @@ mod tests {
             (pin.test_files, pin.hooks),
             (
                 BTreeMap::from([("muls".to_string(), strings(&["tests/calc.rs"]))]),
-                Vec::new()
+                strings(&["Cargo.toml", "tests/Cargo.toml"])
             )
         );
         let junit = r#"<testsuites><testsuite><testcase classname="tests.unit.test_mul" name="test_mul" file="tests/unit/test_mul.py"><failure message="x"/></testcase></testsuite></testsuites>"#;
@@ -1002,14 +1018,16 @@ mod tests {
             runners(&[], &jest),
             Runners {
                 pytest: false,
-                jest: true
+                jest: true,
+                cargo: false,
             }
         );
         assert_eq!(
             runners(&[], &strings(&["conftest.py"])),
             Runners {
                 pytest: true,
-                jest: false
+                jest: false,
+                cargo: false,
             }
         );
         // The RED step wrote the root's `package.json`: no hook, still jest's.
@@ -1019,6 +1037,41 @@ mod tests {
             runners(&strings(&["tests/calc.rs"]), &[]),
             Runners::default()
         );
+    }
+
+    /// A pin whose libtest lines were read has the `Cargo.toml` of each directory on the way
+    /// to its Rust files as hooks (cargo reads there which test binaries it runs, and how):
+    /// it loads cargo's files, not pytest's or jest's.
+    #[test]
+    fn a_cargo_pin_loads_the_manifests_on_its_way() {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let cargo = hooks(
+            evidence::Kind::Libtest,
+            &["crates/calc/tests/calc.rs", "tests/calc.rs", "notes.md"],
+            &strings(&["crates/calc/tests/calc.rs"]),
+        );
+        assert_eq!(
+            cargo,
+            strings(&[
+                "Cargo.toml",
+                "crates/Cargo.toml",
+                "crates/calc/Cargo.toml",
+                "crates/calc/tests/Cargo.toml",
+                "tests/Cargo.toml",
+            ])
+        );
+        assert!(loads_runner_files(&[], &cargo));
+        assert_eq!(
+            runners(&[], &cargo),
+            Runners {
+                pytest: false,
+                jest: false,
+                cargo: true,
+            }
+        );
+        // The RED step wrote the root's manifest (a new crate): no hook, still cargo's.
+        assert!(loads_runner_files(&strings(&["Cargo.toml"]), &[]));
+        assert!(runners(&strings(&["Cargo.toml"]), &[]).cargo);
     }
 
     #[test]

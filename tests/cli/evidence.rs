@@ -40,6 +40,16 @@ pub(crate) fn pycalc_planned(bin: &Path, extra: &str, plan: &str) -> TestRepo {
 
 /// [`pycalc_planned`], with `files` on main too.
 pub(crate) fn pycalc_with(bin: &Path, extra: &str, plan: &str, files: &[(&str, &str)]) -> TestRepo {
+    pycalc_gated(&pytest_command(bin), extra, plan, files)
+}
+
+/// [`pycalc_with`], its gate the command `gate`.
+pub(crate) fn pycalc_gated(
+    gate: &str,
+    extra: &str,
+    plan: &str,
+    files: &[(&str, &str)],
+) -> TestRepo {
     let repo = TestRepo::empty();
     for (path, content) in files {
         repo.write(path, content);
@@ -54,8 +64,7 @@ pub(crate) fn pycalc_with(bin: &Path, extra: &str, plan: &str, files: &[(&str, &
         ".orchestrate.toml",
         &format!(
             "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\nname = \"tests\"\n\
-             command = \"{}\"\ntimeout = \"60s\"\n\n[test]\ntimeout = \"60s\"\noutput_tail = 40\n{extra}",
-            pytest_command(bin)
+             command = \"{gate}\"\ntimeout = \"60s\"\n\n[test]\ntimeout = \"60s\"\noutput_tail = 40\n{extra}",
         ),
     );
     repo.commit_all("calculator");
@@ -428,9 +437,18 @@ fn a_shared_cargo_target_dir_does_not_blur_the_base_and_the_squash() {
     assert_eq!(proof["tests"], serde_json::json!(["muls"]), "{proof}");
 }
 
+/// The Rust calculator's manifest on main.
+pub(crate) const RUST_MANIFEST: &str =
+    "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+
 /// A Rust calculator whose `mul` adds (main's bug), its test in `tests/`, and the gate
 /// `cargo test`; `None` without cargo.
 pub(crate) fn rust_calc() -> Option<TestRepo> {
+    rust_calc_with("", &[])
+}
+
+/// [`rust_calc`], `extra` appended to its configuration and `files` on main too.
+pub(crate) fn rust_calc_with(extra: &str, files: &[(&str, &str)]) -> Option<TestRepo> {
     if std::process::Command::new("cargo")
         .arg("--version")
         .output()
@@ -440,10 +458,10 @@ pub(crate) fn rust_calc() -> Option<TestRepo> {
         return None;
     }
     let repo = TestRepo::empty();
-    repo.write(
-        "Cargo.toml",
-        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
-    );
+    for (path, content) in files {
+        repo.write(path, content);
+    }
+    repo.write("Cargo.toml", RUST_MANIFEST);
     repo.write(".gitignore", "target/\nCargo.lock\n");
     repo.write(
         "src/lib.rs",
@@ -452,8 +470,10 @@ pub(crate) fn rust_calc() -> Option<TestRepo> {
     repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
     repo.write(
         ".orchestrate.toml",
-        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\nname = \"tests\"\n\
-         command = \"cargo test --offline\"\ntimeout = \"300s\"\n\n[test]\ntimeout = \"300s\"\noutput_tail = 40\n",
+        &format!(
+            "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\nname = \"tests\"\n\
+         command = \"cargo test --offline\"\ntimeout = \"300s\"\n\n[test]\ntimeout = \"300s\"\noutput_tail = 40\n{extra}",
+        ),
     );
     repo.commit_all("calculator");
     repo.submit_plan(MUL_PLAN).expect(0);

@@ -9,8 +9,8 @@
 use pretty_assertions::assert_eq;
 
 use crate::evidence::{
-    CALC_MUL, PINNED, attest_in_clone, final_note, green_refused, pycalc, pycalc_planned, pytest,
-    pytest_command, red_mul, rust_calc,
+    CALC_MUL, PINNED, attest_in_clone, final_note, pycalc, pycalc_planned, pytest, pytest_command,
+    red_mul, rust_calc,
 };
 use crate::oracle::{main_tip, mark_done_and_merge, red, squash};
 use crate::support::*;
@@ -22,8 +22,10 @@ const MUL_MULTIPLIES: &str = "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}"
 
 /// The pinned test `muls` failed in `tests/calc.rs` at RED, which the state records. A GREEN
 /// step that leaves `mul` broken, stops building that target and adds an empty `muls` to
-/// another (`tests/other.rs`) has `muls` reported passing, from the other file: refused,
-/// naming the test and both files. The honest GREEN is accepted.
+/// another (`tests/other.rs`) has `muls` reported passing, from the other file: refused. The
+/// manifest that stops building the pinned test's target is cargo's configuration, which
+/// the RED test's run has as the RED step left it (tests/cli/evidence_cargo.rs): `muls` runs
+/// there from `tests/calc.rs`, and fails. The honest GREEN is accepted.
 #[test]
 fn a_pinned_rust_test_reported_only_from_another_target_is_refused_at_green() {
     let Some(repo) = rust_calc() else { return };
@@ -43,13 +45,18 @@ fn a_pinned_rust_test_reported_only_from_another_target_is_refused_at_green() {
         ),
     );
     repo.write("tests/other.rs", "#[test]\nfn muls() {}\n");
-    green_refused(
-        &repo,
-        command,
-        "the pinned test `muls` is reported from tests/other.rs, not from tests/calc.rs, where \
-         the RED run reported it failing: a test of the same name in another file is another \
-         test",
+    let out = repo.submit_test(command, None);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
+             Cargo.toml as the RED step left it) still fails (exit 101): the GREEN step must \
+             make it pass. cargo's configuration is test code"
+        )) && out.stdout.contains("test muls ... FAILED"),
+        "{}",
+        out.stdout
     );
+    assert_eq!(repo.status(), "DEBUGGING");
     // The honest twin.
     repo.write("Cargo.toml", &manifest);
     std::fs::remove_file(repo.path.join("tests/other.rs")).unwrap();

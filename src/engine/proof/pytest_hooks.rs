@@ -2,22 +2,24 @@
 //! the trees and the disk for src/engine/proof/step.rs (GREEN) and src/engine/proof/red.rs
 //! (the final check): its configuration files, of which a shared one counts by its pytest
 //! section only, the plugin modules `pytest_plugins` names and those `addopts` loads with
-//! `-p` (src/workflow/pytest_files.rs), and what jest's configuration names
-//! (src/workflow/jest_files.rs).
+//! `-p` (src/workflow/pytest_files.rs), what jest's configuration names
+//! (src/workflow/jest_files.rs), and cargo's manifests and configuration
+//! (src/workflow/cargo_files.rs).
 
 use std::path::Path;
 
 use crate::engine::{EngineError, Session};
 use crate::store::EntryType;
 use crate::workflow::red;
-use crate::workflow::{jest_files, pytest_files};
+use crate::workflow::{cargo_files, command_files, jest_files, mocha_files, pytest_files};
 
 /// A configuration file or module larger than this is not parsed: compared whole.
 const READ_CAP: u64 = 1 << 20;
 
 /// The names of the files `runners` read around a test: pytest's `conftest.py` and
 /// configuration files (`pytest.ini`, `pyproject.toml`, …), jest's configuration files
-/// (`jest.config.js`, `package.json`, …).
+/// (`jest.config.js`, `package.json`, …), cargo's (`Cargo.toml`, `.cargo/config.toml`, the
+/// toolchain file: [`cargo_files::is_cargo_file`] tells a `config.toml` of cargo's apart).
 pub(super) fn runner_names(runners: red::Runners) -> Vec<&'static str> {
     let mut names = Vec::new();
     if runners.pytest {
@@ -27,10 +29,20 @@ pub(super) fn runner_names(runners: red::Runners) -> Vec<&'static str> {
     if runners.jest {
         names.extend(pytest_files::JEST_CONFIG_FILES);
     }
+    if runners.cargo {
+        names.extend(cargo_files::CARGO_FILES);
+    }
     names
 }
 
-/// Every file of [`runner_names`] anywhere in each of `trees`.
+/// Whether `path`, a file of one of [`runner_names`], is one its runner reads: cargo's
+/// `config` and `config.toml` are those of a `.cargo` directory only.
+pub(super) fn named_as_read(path: &str) -> bool {
+    !matches!(path.rsplit('/').next(), Some("config" | "config.toml"))
+        || cargo_files::is_cargo_file(path)
+}
+
+/// Every file of [`runner_names`] anywhere in each of `trees` ([`named_as_read`]).
 pub(super) fn runner_files(
     session: &Session,
     trees: &[&str],
@@ -44,6 +56,7 @@ pub(super) fn runner_files(
     for tree in trees {
         out.extend(session.store.files_named_any(tree, &names)?);
     }
+    out.retain(|p| named_as_read(p));
     out.sort();
     out.dedup();
     Ok(out)
@@ -159,6 +172,76 @@ pub(super) fn addopts_plugin_files<'a>(
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// The scripts of the repository `command` runs ([`command_files::repository_files`]) that
+/// `tree` holds and,
+/// where `pytest` (its run was one pytest reported), the files the pytest command lines of
+/// each script name with `-c` and `-p` as `tree` has it
+/// ([`pytest_files::named_by_script`]).
+pub(super) fn script_files(
+    session: &Session,
+    tree: &str,
+    command: &str,
+    pytest: bool,
+) -> Result<Vec<String>, EngineError> {
+    let mut out = Vec::new();
+    for script in command_files::repository_files(command) {
+        // One the tree does not hold (an ignored `./node_modules/.bin/jest`) is no test code
+        // of the repository's: put back as the tree has it, it would be taken out.
+        let Some(bytes) = tree_file(session, tree, &script)? else {
+            continue;
+        };
+        if pytest {
+            out.extend(pytest_files::named_by_script(&String::from_utf8_lossy(
+                &bytes,
+            )));
+        }
+        out.push(script);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The files mocha loads around a test its run `command` reported, as `tree` has them
+/// (src/workflow/mocha_files.rs): its configuration files in the root (present or not: one a
+/// GREEN step adds is taken out), the modules the command's `--require`/`-r`/`--file` load,
+/// the configuration its `--config` names, and the modules each configuration there (and
+/// the root `package.json`'s `mocha` key) names with `require` and `file`.
+pub(super) fn mocha_files(
+    session: &Session,
+    tree: &str,
+    command: &str,
+) -> Result<Vec<String>, EngineError> {
+    let named = mocha_files::named_by_command(command);
+    let mut out: Vec<String> = mocha_files::CONFIG_FILES
+        .iter()
+        .map(|c| c.to_string())
+        .chain(named.iter().cloned())
+        .collect();
+    let configs = mocha_files::CONFIG_FILES
+        .iter()
+        .map(|c| c.to_string())
+        .chain(mocha_files::configs_named_by_command(command))
+        .chain(std::iter::once(red::PACKAGE_JSON.to_string()));
+    for config in configs {
+        if let Some(bytes) = tree_file(session, tree, &config)? {
+            out.extend(mocha_files::named_by_config(&config, &bytes));
+        }
+    }
+    // A name as written that is a directory (`require('./setup')` loads its `index.js`) is
+    // no file to put back: its `index` is among the names.
+    let mut files = Vec::new();
+    for path in out {
+        let entry = session.store.tree_entry(tree, &path)?;
+        if entry.is_none_or(|e| !matches!(e.kind, EntryType::Directory | EntryType::Submodule)) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
 }
 
 /// Whether `path` is a file (or an executable one) in `tree`.

@@ -17,9 +17,9 @@ use crate::engine::{EngineError, Session};
 use crate::gates::Reusable;
 use crate::store::EntryType;
 use crate::workflow::proof::{Recheck, Reuse, passes_on};
-use crate::workflow::pytest_files;
 use crate::workflow::red::{self, Changed, RerunPlan};
 use crate::workflow::{Expectation, State};
+use crate::workflow::{cargo_files, pytest_files};
 
 /// Runs the step's `command` in the working tree, taking the tree first when `take_tree`
 /// asks (what passed is that tree only if nothing changed it meanwhile).
@@ -117,6 +117,31 @@ pub(super) fn red_pin(
         && step.test.evidence.kind == crate::workflow::evidence::Kind::Junit
     {
         for file in crate::workflow::pytest_files::named_by_command(command) {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
+    // The script of the tree the RED command runs (`sh run_tests.sh`) is the test's command
+    // as much as the command is: pinned as a hook (rewritten to run another test, or print
+    // another's lines, it decides what the run reports), and a pytest it runs is read for
+    // the files its `-c` and `-p` name, as the command's are.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome {
+        let junit = step.test.evidence.kind == crate::workflow::evidence::Kind::Junit;
+        for file in pytest_hooks::script_files(session, &tree, command, junit)? {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
+    // So are mocha's configuration and the modules it and the command require: loaded
+    // before any test, one that wraps `it` reports the pinned test passed unrun.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
+        && step.test.evidence.kind == crate::workflow::evidence::Kind::MochaJson
+    {
+        for file in pytest_hooks::mocha_files(session, &tree, command)? {
             if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
                 pin.hooks.push(file);
             }
@@ -417,11 +442,18 @@ fn ignored_runner_files(
     let files = session.git.ignored_files_named(&names)?;
     Ok(files
         .into_iter()
+        .filter(|path| pytest_hooks::named_as_read(path))
+        // cargo's build directory holds copies of manifests (`cargo package`'s), no package.
+        .filter(|path| {
+            !(cargo_files::is_manifest(path) && path.split('/').any(|dir| dir == "target"))
+        })
         .filter(|path| {
             let parts: Vec<&str> = path.split('/').collect();
             let dirs = &parts[..parts.len().saturating_sub(1)];
             !dirs.iter().enumerate().any(|(i, dir)| {
-                dir.starts_with('.')
+                // cargo reads its configuration from a `.cargo` directory, whatever git ignores.
+                let cargo_config = *dir == ".cargo" && i + 1 == dirs.len();
+                (dir.starts_with('.') && !cargo_config)
                     || dir.ends_with(".egg")
                     || matches!(
                         *dir,

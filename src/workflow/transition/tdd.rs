@@ -132,7 +132,7 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
         .restored
         .iter()
         .partition(|p| red.hooks.contains(p) || crate::workflow::red::is_conftest(p));
-    let what = runner_files_named(&conftests);
+    let what = runner_files_named(&conftests, &red.command);
     let (taken_out, put_back_hooks): (Vec<&String>, Vec<&String>) = conftests
         .into_iter()
         .partition(|p| red.taken_out.contains(p));
@@ -191,22 +191,52 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
     )
 }
 
-/// What the runner's files `hooks` are, with their verb: `conftest.py is`, `pytest's
-/// configuration is`, `conftest.py and pytest's configuration are`, …
-fn runner_files_named(hooks: &[&String]) -> String {
+/// What the runner's files `hooks` of the RED test `command` are, with their verb:
+/// `conftest.py is`, `pytest's configuration is`, `conftest.py and pytest's configuration
+/// are`, `cargo's configuration is`, `the script the RED command runs is`, …
+fn runner_files_named(hooks: &[&String], command: &str) -> String {
+    use crate::workflow::cargo_files::is_cargo_file;
     use crate::workflow::pytest_files::{is_config, is_jest_config};
     use crate::workflow::red::is_conftest;
+    let scripts = crate::workflow::command_files::repository_files(command);
+    let script = |p: &&String| scripts.contains(p);
+    let mocha = crate::workflow::evidence::request(command).report
+        == Some(crate::workflow::evidence::ReportAsk::Mocha);
+    let mocha_configs = crate::workflow::mocha_files::configs_named_by_command(command);
+    let mocha_config = |p: &&String| {
+        mocha && (crate::workflow::mocha_files::is_config(p) || mocha_configs.contains(p))
+    };
     let mut kinds = Vec::new();
     if hooks.iter().any(|p| is_conftest(p)) {
         kinds.push("conftest.py");
     }
     // A configuration file a `-c` names has any name: read by its kind.
-    let config =
-        |p: &&String| is_config(p) || [".ini", ".cfg", ".toml"].iter().any(|e| p.ends_with(e));
+    let config = |p: &&String| {
+        !is_cargo_file(p)
+            && !script(p)
+            && !mocha_config(p)
+            && (is_config(p) || [".ini", ".cfg", ".toml"].iter().any(|e| p.ends_with(e)))
+    };
     if hooks.iter().any(config) {
         kinds.push("pytest's configuration");
     }
-    let other = |p: &&&String| !is_conftest(p) && !config(p) && !is_jest_config(p);
+    if hooks.iter().any(|p| is_cargo_file(p)) {
+        kinds.push("cargo's configuration");
+    }
+    if hooks.iter().any(script) {
+        kinds.push("the script the RED command runs");
+    }
+    if hooks.iter().any(mocha_config) {
+        kinds.push("mocha's configuration");
+    }
+    let other = |p: &&&String| {
+        !is_conftest(p)
+            && !config(p)
+            && !is_jest_config(p)
+            && !is_cargo_file(p)
+            && !script(p)
+            && !mocha_config(p)
+    };
     if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
         kinds.push("a plugin module pytest loads");
     }
@@ -214,7 +244,11 @@ fn runner_files_named(hooks: &[&String]) -> String {
         kinds.push("jest's configuration");
     }
     if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
-        kinds.push("a module jest loads");
+        kinds.push(if mocha {
+            "a module mocha loads"
+        } else {
+            "a module jest loads"
+        });
     }
     let named = match kinds.as_slice() {
         [one] => format!("{one} is"),
@@ -222,8 +256,9 @@ fn runner_files_named(hooks: &[&String]) -> String {
         [] => "conftest.py is".to_string(),
     };
     // A sentence begins with a capital, a file's or pytest's name aside.
-    match named.strip_prefix('a') {
-        Some(rest) if named.starts_with("a ") => format!("A{rest}"),
+    match (named.strip_prefix("a "), named.strip_prefix("the ")) {
+        (Some(rest), _) => format!("A {rest}"),
+        (_, Some(rest)) => format!("The {rest}"),
         _ => named,
     }
 }
@@ -562,4 +597,55 @@ pub(super) fn preflight_passed(state: &State, cache: PreflightCache) -> Result<N
         pr.preflight_cache = Some(cache);
     }
     Ok(Next::new(next, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runner_files_named;
+    use pretty_assertions::assert_eq;
+
+    /// A refusal names what the runner's files put back are, by runner and kind.
+    #[test]
+    fn the_runners_files_put_back_are_named_by_kind() {
+        let named = |hooks: &[&str], command: &str| {
+            let hooks: Vec<String> = hooks.iter().map(|h| h.to_string()).collect();
+            runner_files_named(&hooks.iter().collect::<Vec<_>>(), command)
+        };
+        let cases = [
+            (
+                &["Cargo.toml"][..],
+                "cargo test",
+                "cargo's configuration is",
+            ),
+            (
+                &[".cargo/config.toml", "rust-toolchain"][..],
+                "cargo test",
+                "cargo's configuration is",
+            ),
+            (
+                &["run_tests.sh"][..],
+                "sh run_tests.sh",
+                "The script the RED command runs is",
+            ),
+            (
+                &["myplugin.py", "ci.ini"][..],
+                "sh run_tests.sh",
+                "pytest's configuration and a plugin module pytest loads are",
+            ),
+            (
+                &[".mocharc.yml"][..],
+                "npx mocha test",
+                "mocha's configuration is",
+            ),
+            (
+                &["test/setup.js"][..],
+                "npx mocha -r test/setup.js test",
+                "A module mocha loads is",
+            ),
+            (&["test/setup.js"][..], "npx jest", "A module jest loads is"),
+        ];
+        for (hooks, command, expected) in cases {
+            assert_eq!(named(hooks, command), expected, "{hooks:?} {command}");
+        }
+    }
 }
