@@ -349,4 +349,44 @@ mod tests {
         assert!(is_config(".mocharc.yml") && is_config("web/.mocharc.cjs"));
         assert!(!is_config("mocharc.yml") && !is_config("package.json"));
     }
+
+    /// Whatever a command or a configuration holds, the readers end without a panic: the
+    /// agent writes both.
+    #[test]
+    fn any_command_or_configuration_is_read_without_a_panic() {
+        use proptest::prelude::*;
+        let text = prop::collection::vec(
+            prop_oneof![
+                Just("--require".to_string()),
+                Just("-r".to_string()),
+                Just("--file=".to_string()),
+                Just("--config".to_string()),
+                Just("require:".to_string()),
+                Just("- ".to_string()),
+                Just("\n".to_string()),
+                Just("\"".to_string()),
+                Just("'".to_string()),
+                Just("{\"mocha\": {\"require\": [".to_string()),
+                Just("]}}".to_string()),
+                Just("./".to_string()),
+                Just("é😀".to_string()),
+                ".{0,6}",
+            ],
+            0..20,
+        )
+        .prop_map(|words| words.join(" "));
+        let config = prop_oneof![
+            Just(".mocharc.yml"),
+            Just(".mocharc.json"),
+            Just(".mocharc.js"),
+            Just("package.json"),
+            Just("x/.mocharc.yaml"),
+        ];
+        proptest!(ProptestConfig::with_cases(512), |(text in text, path in config)| {
+            let _ = named_by_command(&text);
+            let _ = configs_named_by_command(&text);
+            let _ = module_files(&text);
+            let _ = named_by_config(path, text.as_bytes());
+        });
+    }
 }

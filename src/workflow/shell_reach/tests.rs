@@ -215,3 +215,53 @@ fn make_reads_the_recipes_of_the_targets_asked_for() {
         assert_eq!(reached(command, files), expected, "{command}");
     }
 }
+
+/// Any text, as a command, a script it reaches or a makefile, is read to an end without a
+/// panic, and what is reached stays within the bounds: an agent chooses every byte of it.
+#[test]
+fn any_text_is_read_within_bounds() {
+    use proptest::prelude::*;
+    let word = prop_oneof![
+        Just("cd".to_string()),
+        Just("sh".to_string()),
+        Just("bash -c".to_string()),
+        Just("./x.sh".to_string()),
+        Just("t/y.sh".to_string()),
+        Just("&&".to_string()),
+        Just(";".to_string()),
+        Just("|".to_string()),
+        Just("(".to_string()),
+        Just(")".to_string()),
+        Just("$(".to_string()),
+        Just("`".to_string()),
+        Just("\"".to_string()),
+        Just("'".to_string()),
+        Just("\\".to_string()),
+        Just("<<EOF".to_string()),
+        Just("EOF".to_string()),
+        Just("\n".to_string()),
+        Just("make -C".to_string()),
+        Just("env -C".to_string()),
+        Just("timeout 5".to_string()),
+        Just(".".to_string()),
+        Just("source".to_string()),
+        Just("\"$(dirname \"$0\")\"".to_string()),
+        Just("${0%/*}/".to_string()),
+        Just("#".to_string()),
+        Just("..".to_string()),
+        Just("/".to_string()),
+        Just("X=$(".to_string()),
+        Just("all: x\n\tsh x.sh".to_string()),
+        Just("é😀".to_string()),
+        ".{0,6}",
+    ];
+    let text = prop::collection::vec(word, 0..24).prop_map(|words| words.join(" "));
+    proptest!(ProptestConfig::with_cases(512), |(command in text.clone(), script in text)| {
+        let reached = files_run(&command, |_| Ok::<_, ()>(Some(script.clone())))
+            .expect("reading does not fail");
+        prop_assert!(reached.len() <= MAX_FILES);
+        let _ = names(&command, Some(""), None);
+        let _ = names(&script, None, Some("t/y.sh"));
+        let _ = recipes(&script, std::slice::from_ref(&command));
+    });
+}
