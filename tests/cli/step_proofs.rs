@@ -20,18 +20,15 @@ fn proofs(repo: &TestRepo) -> serde_json::Value {
     serde_json::from_str(&redact_ids(&serde_json::Value::from(out).to_string())).expect("JSON")
 }
 
-/// The script the RED command runs (main's): pinned with the RED test as a hook.
-const RED_SCRIPT: &str = "test_add.sh";
-
 /// A GREEN step's plan, as `log --json` shows it: `command` run expecting a pass, the task's
-/// RED test again (with the script its command runs as a hook), the gates.
+/// RED test again, the gates.
 fn green_plan(command: &str) -> serde_json::Value {
     serde_json::json!({
         "commit": "", "base": "<id>", "policy": null,
         "obligations": [
             {"obligation": "step_test", "command": command, "expect": "PASS", "take_tree": true},
             {"obligation": "red_rerun", "command": RED, "tree": "<id>", "paths": [], "tests": [],
-             "hooks": [RED_SCRIPT], "same_command": command == RED},
+             "same_command": command == RED},
             {"obligation": "step_gates"}],
         "stop": "at_first_failure"})
 }
@@ -176,7 +173,7 @@ fn audit_names_a_recorded_plan_the_state_before_it_does_not_give() {
         "its proof's plan is not the one the state before it gives for step 1.2: its \
          obligation 2 is recorded as {{\"obligation\":\"step_gates\"}}, and the chain gives \
          {{\"obligation\":\"red_rerun\",\"command\":\"{RED}\",\"tree\":\"<id>\",\"paths\":[],\
-         \"tests\":[],\"hooks\":[\"{RED_SCRIPT}\"],\"same_command\":true}}"
+         \"tests\":[],\"same_command\":true}}"
     );
     assert_eq!(
         text.lines().next(),
@@ -190,10 +187,9 @@ fn audit_names_a_recorded_plan_the_state_before_it_does_not_give() {
     let why = format!(
         "its proof's plan is not the one the state before it gives for step 1.2: its \
          obligation 2 is recorded as {{\"obligation\":\"red_rerun\",\"command\":\"{RED}\",\
-         \"tree\":\"<id>\",\"paths\":[],\"tests\":[\"add::other\"],\"hooks\":[\"{RED_SCRIPT}\"],\
-         \"same_command\":true}}, and the chain gives {{\"obligation\":\"red_rerun\",\"command\":\
-         \"{RED}\",\"tree\":\"<id>\",\"paths\":[],\"tests\":[],\"hooks\":[\"{RED_SCRIPT}\"],\
-         \"same_command\":true}}"
+         \"tree\":\"<id>\",\"paths\":[],\"tests\":[\"add::other\"],\"same_command\":true}}, and \
+         the chain gives {{\"obligation\":\"red_rerun\",\"command\":\"{RED}\",\"tree\":\"<id>\",\
+         \"paths\":[],\"tests\":[],\"same_command\":true}}"
     );
     assert_eq!(
         text.lines().next(),

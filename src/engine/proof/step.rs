@@ -126,8 +126,12 @@ pub(super) fn red_pin(
     // The script of the tree the RED command runs (`sh run_tests.sh`) is the test's command
     // as much as the command is: pinned as a hook (rewritten to run another test, or print
     // another's lines, it decides what the run reports), and a pytest it runs is read for
-    // the files its `-c` and `-p` name, as the command's are.
-    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome {
+    // the files its `-c` and `-p` name, as the command's are. Only where the run reported
+    // per test: a command whose exit code is all there is may run the very code the task
+    // writes (`sh calc.sh mul 4 3 | grep -q .`), which its GREEN step must change.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
+        && step.test.evidence.kind != crate::workflow::evidence::Kind::ExitCodeOnly
+    {
         let junit = step.test.evidence.kind == crate::workflow::evidence::Kind::Junit;
         for file in pytest_hooks::script_files(session, &tree, command, junit)? {
             if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
