@@ -196,17 +196,7 @@ fn included(value: String) -> Option<Named> {
 /// `path` relative to the repository's root with no `.` or empty parts; `None` when it
 /// leaves the repository or starts like an option.
 fn normalized(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            part => parts.push(part),
-        }
-    }
-    let path = parts.join("/");
+    let path = crate::workflow::repo_path::within("", path)?;
     (!path.starts_with('-') && !path.contains(|c: char| c.is_control())).then_some(path)
 }
 

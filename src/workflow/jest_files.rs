@@ -279,17 +279,7 @@ fn has_extension(s: &str) -> bool {
 /// `relative` from the directory `dir` of the repository (`""`: its root), `.` and `..`
 /// resolved; `None` out of it.
 fn resolve(dir: &str, relative: &str) -> Option<String> {
-    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
-    for part in relative.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            part => parts.push(part),
-        }
-    }
-    Some(parts.join("/"))
+    super::repo_path::within(dir, relative)
 }
 
 /// The object a JavaScript configuration exports (`module.exports = {…}`, `export default

@@ -104,17 +104,7 @@ fn inside(path: &str) -> Option<String> {
     if path.is_empty() || path.starts_with('/') || path.starts_with('~') || path.contains('$') {
         return None;
     }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            part => parts.push(part),
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("/"))
+    super::repo_path::within("", path).filter(|p| !p.is_empty())
 }
 
 /// The modules mocha's configuration file `path` (its bytes `content`) loads with `require`

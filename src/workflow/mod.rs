@@ -33,6 +33,7 @@ pub mod pytest_files;
 pub mod red;
 mod rejection;
 pub mod replan;
+pub mod repo_path;
 pub mod review;
 pub mod shell_reach;
 pub mod state;

@@ -945,17 +945,7 @@ fn resolve_dir(cwd: Option<&str>, path: &str) -> Option<String> {
     if path.starts_with('/') || path.starts_with('~') {
         return None;
     }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in cwd.split('/').chain(path.split('/')) {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            part => parts.push(part),
-        }
-    }
-    Some(parts.join("/"))
+    super::repo_path::within(cwd, path)
 }
 
 #[cfg(test)]

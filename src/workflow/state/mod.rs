@@ -202,6 +202,14 @@ impl State {
         {
             return Ok(known.split());
         }
+        State::wire_with_record_buffered(bytes)
+    }
+
+    /// [`Self::wire_with_record`]'s road for every file: the whole object buffered, so
+    /// unknown fields are kept and errors are reported as they always were.
+    pub(crate) fn wire_with_record_buffered<P: serde::de::DeserializeOwned>(
+        bytes: &[u8],
+    ) -> Result<(StateWire, Option<P>), String> {
         let mut wire = State::wire_from_json(bytes)?;
         let record = wire
             .plan_progress

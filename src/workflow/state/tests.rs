@@ -172,16 +172,7 @@ fn durations_read_naturally() {
 #[test]
 fn both_roads_read_a_state_alike() {
     type Record = serde_json::Value;
-    let buffered = |bytes: &[u8]| -> Result<(StateWire, Option<Record>), String> {
-        let mut wire = State::wire_from_json(bytes)?;
-        let record = wire
-            .plan_progress
-            .take()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| format!("`plan_progress`: {e}"))?;
-        Ok((wire, record))
-    };
+    let buffered = State::wire_with_record_buffered::<Record>;
     let pr = r#""current_pr_branch":"feat/x","branch_base":"b0","last_commit_hash":"c1","verified_tree":"t1","review_round":2,"blocked_rounds":1"#;
     let cases = [
         r#"{"schema":1,"status":"INITIALIZING","main_branch":"main"}"#.to_string(),
