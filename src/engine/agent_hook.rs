@@ -338,9 +338,12 @@ fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
         .ok_or_else(|| EngineError::Internal("the stop record has no directory".into()))?;
     std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
     let bytes = serde_json::to_vec(record).map_err(|e| EngineError::Internal(e.to_string()))?;
-    // Whole or not at all: a torn record would read as none, which is safe, but a rename is
-    // as cheap. The temporary name is this process's, so two stops of one session at once
-    // each rename a whole record (the last one stands).
+    if crate::store::overwrite(path, &bytes) {
+        return Ok(());
+    }
+    // The first record, or something else in its place: whole or not at all, and whatever
+    // was there replaced, not written through. The temporary name is this process's, so two
+    // stops of one session at once each rename a whole record (the last one stands).
     let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
     std::fs::rename(&tmp, path).map_err(io_error(format!("rename {}", tmp.display())))

@@ -90,3 +90,54 @@ fn a_stop_record_is_written_whole_in_a_directory_made_for_it() {
         .collect();
     assert_eq!(left.len(), 1, "no temporary file is left: {left:?}");
 }
+
+#[test]
+fn a_stop_record_is_rewritten_in_place_and_nothing_else_is_written_through() {
+    use std::os::unix::fs::MetadataExt as _;
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path().join("stop");
+    let path = dir.join("record.json");
+    let longer = StopRecord {
+        tip: Some("a-longer-tip".into()),
+        blocks: 12,
+    };
+    write_record(&path, &longer).expect("first");
+    let inode = std::fs::metadata(&path).expect("stat").ino();
+    let shorter = StopRecord {
+        tip: Some("abc".into()),
+        blocks: 1,
+    };
+    write_record(&path, &shorter).expect("again");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        r#"{"tip":"abc","blocks":1}"#,
+        "what the longer record held past the new one is cut"
+    );
+    assert_eq!(
+        std::fs::metadata(&path).expect("stat").ino(),
+        inode,
+        "in place"
+    );
+    // A link in its place is replaced, its target untouched; a FIFO is not waited on.
+    let target = temp.path().join("elsewhere");
+    std::fs::write(&target, "mine").expect("target");
+    std::fs::remove_file(&path).expect("remove");
+    std::os::unix::fs::symlink(&target, &path).expect("link");
+    write_record(&path, &shorter).expect("over a link");
+    assert_eq!(std::fs::read_to_string(&target).expect("target"), "mine");
+    assert!(std::fs::symlink_metadata(&path).expect("stat").is_file());
+    std::fs::remove_file(&path).expect("remove");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("fifo");
+    write_record(&path, &shorter).expect("over a FIFO");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        r#"{"tip":"abc","blocks":1}"#
+    );
+}

@@ -591,6 +591,12 @@ pub fn judge_answers(
         else {
             continue;
         };
+        // An event no state makes an answer needs no state read: most of a chain's are
+        // steps, and `attest` judges every PR's chain (a merge is an answer only from a
+        // halt, the most any state allows).
+        if recorded_answer(&event, Status::Halted).is_none() {
+            continue;
+        }
         let Ok(before) = store.read_at(parent, &reference) else {
             continue;
         };

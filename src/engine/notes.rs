@@ -95,7 +95,7 @@ pub fn final_note(
             .map(|p| p.title.clone())
             .unwrap_or_default(),
         branch: state.branch().map(str::to_string).unwrap_or_default(),
-        tree: git.tree_of(squashed)?,
+        tree: session.store.tree_of(squashed)?,
         steps: snap.summary.as_ref().map_or(0, |p| p.total),
         review,
         checkpoints,
@@ -196,7 +196,7 @@ pub fn unnoted(session: &Session, snap: &Snapshot) -> Result<Vec<String>, Engine
     let mut reader = store.notes()?;
     let mut missing = Vec::new();
     if let Some(squashed) = snap.state.final_commit() {
-        let tree = session.git.tree_of(squashed)?;
+        let tree = session.store.tree_of(squashed)?;
         let noted = reader.get(squashed)?.is_some_and(|text| {
             text.lines().any(|line| {
                 serde_json::from_str::<FinalNote>(line)

@@ -72,18 +72,31 @@ impl Store {
 
     /// The tree of `rev` (a full commit id, `HEAD` or a branch name), read in-process.
     pub fn tree_of(&self, rev: &str) -> Result<String, StoreError> {
-        let commit = match ObjectId::from_hex(rev.as_bytes()) {
-            Ok(id) => id,
+        Ok(self.commit_tree(self.commit_named(rev)?)?.to_string())
+    }
+
+    /// The parents of `rev` (as [`Self::tree_of`] takes it), first parent first: `git
+    /// rev-list --parents -n 1`, in-process.
+    pub fn parents_of(&self, rev: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .commit_parents(self.commit_named(rev)?)?
+            .iter()
+            .map(ObjectId::to_string)
+            .collect())
+    }
+
+    fn commit_named(&self, rev: &str) -> Result<ObjectId, StoreError> {
+        match ObjectId::from_hex(rev.as_bytes()) {
+            Ok(id) => Ok(id),
             Err(_) => {
                 let found = if rev == "HEAD" {
                     self.head_commit_id()?
                 } else {
                     self.branch_tip(rev)?
                 };
-                found.ok_or_else(|| StoreError::Git(format!("no commit is named {rev}")))?
+                found.ok_or_else(|| StoreError::Git(format!("no commit is named {rev}")))
             }
-        };
-        Ok(self.commit_tree(commit)?.to_string())
+        }
     }
 
     /// The paths whose entries differ between trees `a` and `b` (added, removed or changed;

@@ -2,11 +2,53 @@
 //! --agent`, `get-task`'s last read of a remote, the claims this clone wrote and a plan
 //! acceptance's push in flight, and where git runs hooks from.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 
 use super::Store;
+
+/// `bytes` made the whole of the regular file at `path`, written over it in place; `false`,
+/// having written nothing, where there is none, or where something else is in its place (a
+/// link is not followed, a FIFO not waited on). ext4 flushes a file renamed over another,
+/// or cut to nothing and written again, before the call returns (its `auto_da_alloc`): some
+/// 130 to 250 µs measured here, a tenth to a fifth of a `git rev-parse`, where written over
+/// in place a small record costs no flush and no directory change. For records whose loss
+/// is safe: one cut short by a crash, or read while it is written, reads as none or as
+/// another whole record, never as something its reader would trust wrongly.
+pub fn overwrite(path: &Path, bytes: &[u8]) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Write as _;
+    let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::open(path, flags, Mode::empty()) else {
+        return false;
+    };
+    let mut file = std::fs::File::from(fd);
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    // Written, then cut to its length: never cut to nothing, which is what ext4 flushes.
+    file.write_all(bytes).is_ok() && file.set_len(bytes.len() as u64).is_ok()
+}
+
+/// `bytes` as a new file at `path`, in a directory made for it, after [`overwrite`] found
+/// no regular file there: what is in its place (a link, a FIFO) is removed, never written
+/// through, and the file is made only where nothing is (so a link put there meanwhile is
+/// not followed either).
+pub(super) fn create_anew(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
+        std::fs::remove_file(path)?;
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?
+        .write_all(bytes)
+}
 
 /// The agent Stop hook's loop guard, one file per agent session.
 const STOP_BLOCKS: &str = "orchestrator/stop-blocks";
@@ -140,5 +182,46 @@ pub(super) fn safe_file_name(name: &str) -> String {
         "default".to_string()
     } else {
         safe
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt as _;
+
+    #[test]
+    fn a_record_is_written_over_in_place_and_nothing_else_is_written_through() {
+        let temp = tempfile::tempdir().expect("temp");
+        let path = temp.path().join("tips/main");
+        assert!(!overwrite(&path, b"none yet\n"), "no file: nothing written");
+        assert!(!path.exists());
+        create_anew(&path, b"a longer first record\n").expect("made");
+        let inode = std::fs::metadata(&path).expect("stat").ino();
+        assert!(overwrite(&path, b"shorter\n"));
+        assert_eq!(std::fs::read(&path).expect("read"), b"shorter\n");
+        assert_eq!(std::fs::metadata(&path).expect("stat").ino(), inode);
+
+        let target = temp.path().join("elsewhere");
+        std::fs::write(&target, "mine").expect("target");
+        std::fs::remove_file(&path).expect("remove");
+        std::os::unix::fs::symlink(&target, &path).expect("link");
+        assert!(!overwrite(&path, b"x\n"), "a link is not followed");
+        create_anew(&path, b"x\n").expect("the link replaced");
+        assert_eq!(std::fs::read_to_string(&target).expect("target"), "mine");
+        assert_eq!(std::fs::read(&path).expect("read"), b"x\n");
+
+        std::fs::remove_file(&path).expect("remove");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("fifo");
+        assert!(!overwrite(&path, b"y\n"), "a FIFO is not waited on");
+        create_anew(&path, b"y\n").expect("the FIFO replaced");
+        assert_eq!(std::fs::read(&path).expect("read"), b"y\n");
     }
 }

@@ -53,6 +53,7 @@ pub use claims::{Claim, claim_ref, one_line, tracking_claim_ref};
 use error::git_err;
 pub use error::{StoreError, WriteError, error_chain};
 pub use export::{EntryType, TreeEntry};
+pub use files::overwrite;
 pub use flocks::{RunLock, RunLockHeld};
 pub use history::{CommitRecord, HistoryEntry, HistoryPage};
 pub use locks::LockSighting;

@@ -81,20 +81,14 @@ impl Store {
 
     /// Best effort, after the ref moved: a marker that could not be written only weakens the
     /// check for a deleted ref, and the write itself has happened. One small write, on every
-    /// transition: a marker cut short by a crash reads as no marker (the reflog still speaks
-    /// while the ref exists), so it needs no temporary file and rename.
+    /// transition, over the last one in place ([`super::files::overwrite`]): a marker cut
+    /// short by a crash reads as no marker (the reflog still speaks while the ref exists), so
+    /// it needs no temporary file and rename.
     pub(super) fn remember_tip(&self, workflow: &str, tip: ObjectId) -> bool {
         let path = self.tip_marker(workflow);
         let line = format!("{tip}\n");
-        match std::fs::write(&path, &line) {
-            Ok(()) => true,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                path.parent()
-                    .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
-                    && std::fs::write(&path, &line).is_ok()
-            }
-            Err(_) => false,
-        }
+        super::files::overwrite(&path, line.as_bytes())
+            || super::files::create_anew(&path, line.as_bytes()).is_ok()
     }
 
     /// Records, before a write moves `workflow`'s ref from `old` to `new`, that this

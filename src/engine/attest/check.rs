@@ -353,7 +353,7 @@ fn rerun(
     }
     // The squashed commit sits on the PR's base, as the local final note's merge base with
     // main found it before main moved on.
-    if let Some(base) = session.git.parents(&final_commit)?.into_iter().next() {
+    if let Some(base) = session.store.parents_of(&final_commit)?.into_iter().next() {
         verdict.final_note = Some(crate::engine::notes::final_note(
             session,
             snap,
@@ -440,7 +440,7 @@ impl Facts {
         let git = &session.git;
         let store = &session.store;
         let state = &snap.state;
-        let base = git.parents(final_commit)?.into_iter().next();
+        let base = store.parents_of(final_commit)?.into_iter().next();
         let pin = state.pr().and_then(|pr| pr.pin.as_ref());
         let blob_at = |rev: &str, path: &str| -> Result<Option<String>, EngineError> {
             let tree = store.tree_of(rev)?;
@@ -453,11 +453,11 @@ impl Facts {
             }
         };
         let pin_commit = pin.map(|p| p.commit.clone());
-        let commit_parents = git.parents(commit)?;
+        let commit_parents = store.parents_of(commit)?;
         let plan_commit = match state.plan_commit() {
             Some(plan) => Some((
                 plan.to_string(),
-                git.parents(plan)?,
+                store.parents_of(plan)?,
                 git.tree_changes(final_commit, plan)?
                     .into_iter()
                     .map(|(_, p)| p)
@@ -466,8 +466,8 @@ impl Facts {
             None => None,
         };
         let merged_tree = match state.plan_commit() {
-            Some(plan) => git.tree_of(plan)?,
-            None => git.tree_of(final_commit)?,
+            Some(plan) => store.tree_of(plan)?,
+            None => store.tree_of(final_commit)?,
         };
         let onto_moved = match commit_parents.as_slice() {
             [first, second] if Some(first) != base.as_ref() => Some(OntoMoved {
@@ -484,10 +484,10 @@ impl Facts {
         };
         Ok(Facts {
             onto_moved,
-            commit_tree: git.tree_of(commit)?,
+            commit_tree: store.tree_of(commit)?,
             final_commit: final_commit.to_string(),
             merged_tree,
-            final_tree: git.tree_of(final_commit)?,
+            final_tree: store.tree_of(final_commit)?,
             pin_on_base: match (pin, &base) {
                 (Some(pin), Some(base)) => git.is_ancestor(&pin.commit, base)?,
                 _ => false,

@@ -337,7 +337,7 @@ fn remember(
     answers: Option<AnswersIn>,
     verdict: &mut Verdict,
 ) -> Result<(), EngineError> {
-    let tree = session.git.tree_of(commit)?;
+    let tree = session.store.tree_of(commit)?;
     verdict.tree = Some(tree.clone());
     verdict.flaky = verdict.reasons.iter().any(|r| r.starts_with("flaky: "));
     let (Some(memory), Some((_, blob))) = (memory, policy) else {

@@ -132,17 +132,21 @@ fn gather(
     commit: &str,
 ) -> Result<(FinalCheck, String, String), EngineError> {
     let record = pr_record::of_snapshot(session, snap)?;
-    let git = &session.git;
-    let base = git.parents(commit)?.into_iter().next().ok_or_else(|| {
-        EngineError::Internal(format!("the squashed commit {commit} has no parent"))
-    })?;
+    let base = session
+        .store
+        .parents_of(commit)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| {
+            EngineError::Internal(format!("the squashed commit {commit} has no parent"))
+        })?;
     let unpinned_tests = record.unpinned_tests(session, config, &base, commit)?;
     let tasks_without_red = session
         .store
         .plan(snap)?
         .map(|plan| pr_record::tasks_without_red(&plan))
         .unwrap_or_default();
-    let tree = git.tree_of(commit)?;
+    let tree = session.store.tree_of(commit)?;
     let links = links_out(session, &base, commit, &tree)?;
     let mut changed_tests = proof::changed_tests(session, config, &base, &tree)?;
     // A human's approval by name counts for this tree only (docs/integrity.md, "Approved by
@@ -408,7 +412,7 @@ fn red_proofs(
     if pinned.is_empty() {
         return Ok(());
     }
-    let base_tree = session.git.tree_of(base)?;
+    let base_tree = session.store.tree_of(base)?;
     let trees = Trees {
         base_tree: &base_tree,
         squashed: tree,

@@ -29,7 +29,7 @@ pub fn earlier_refusals(
             continue;
         };
         if reason.starts_with(AWAITING_APPROVAL)
-            || session.git.tree_of(&commit).ok().as_deref() != Some(tree)
+            || session.store.tree_of(&commit).ok().as_deref() != Some(tree)
         {
             continue;
         }

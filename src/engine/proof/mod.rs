@@ -157,7 +157,7 @@ impl Run<'_> {
         rest: &mut impl Iterator<Item = &'p Obligation>,
         done: &[Outcome],
     ) -> Result<Outcome, EngineError> {
-        let (session, config, git) = (self.session, self.config, &self.session.git);
+        let (session, config) = (self.session, self.config);
         let pinned_pair = matches!(
             obligation,
             Obligation::FailsOn {
@@ -179,7 +179,7 @@ impl Run<'_> {
         };
         Ok(match obligation {
             Obligation::GatesPass => {
-                let tree = git.tree_of(&self.plan.commit)?;
+                let tree = session.store.tree_of(&self.plan.commit)?;
                 let scratch = Scratch::new(session, &self.plan.commit, &tree)?;
                 let run = gates_in(session, config, &scratch);
                 end_orphans(self.reaper, "the gates")?;
@@ -194,7 +194,8 @@ impl Run<'_> {
                         paths,
                     },
             } => {
-                let (base_tree, from_tree) = (git.tree_of(base)?, git.tree_of(from)?);
+                let (base_tree, from_tree) =
+                    (session.store.tree_of(base)?, session.store.tree_of(from)?);
                 let run = tests_on_base(session, config, (from, &from_tree), &base_tree, paths);
                 end_orphans(self.reaper, "the gates")?;
                 Outcome::OnBase {
@@ -221,8 +222,8 @@ impl Run<'_> {
                 tree: at,
                 tests: Tests::Gated { from, paths, .. },
             } => {
-                let scratch = Scratch::new(session, at, &git.tree_of(at)?)?;
-                scratch.put(&git.tree_of(from)?, paths)?;
+                let scratch = Scratch::new(session, at, &session.store.tree_of(at)?)?;
+                scratch.put(&session.store.tree_of(from)?, paths)?;
                 let run = gates_in(session, config, &scratch);
                 end_orphans(self.reaper, "the gates")?;
                 Outcome::PutBack {

@@ -70,7 +70,7 @@ impl<'a> Pairs<'a> {
         (base, squashed): (&str, &str),
         reds: Vec<PinnedTest>,
     ) -> Result<Pairs<'a>, EngineError> {
-        let base_tree = session.git.tree_of(base)?;
+        let base_tree = session.store.tree_of(base)?;
         Ok(Pairs {
             session,
             config,
