@@ -52,7 +52,7 @@ pub fn pipes() -> (
     let reader = tokio::spawn(read_client(to_sdk, answers));
     let relay = tokio::spawn(relay_sdk(from_sdk, lines));
     let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
+        let mut stdout = super::mcp_pipe::output();
         while let Some(line) = outbox.recv().await {
             if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
                 break;
@@ -87,7 +87,7 @@ async fn relay_sdk(from_sdk: DuplexStream, lines: mpsc::UnboundedSender<Vec<u8>>
 
 /// The client's lines: passed on to the SDK, or answered here.
 async fn read_client(mut to_sdk: DuplexStream, answers: mpsc::UnboundedSender<Vec<u8>>) {
-    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut stdin = tokio::io::BufReader::new(super::mcp_pipe::input());
     let mut line: Vec<u8> = Vec::new();
     let mut oversized = false;
     while let Ok(chunk) = stdin.fill_buf().await {

@@ -26,6 +26,7 @@ mod live;
 mod log;
 mod man;
 mod mcp;
+mod mcp_pipe;
 mod mcp_wire;
 mod plan;
 mod reject;

@@ -1055,3 +1055,88 @@ fn a_contradiction_over_mcp_halts_for_a_human_with_the_account() {
         account
     );
 }
+
+/// The server speaks over whatever stdio a client gives it: pipes (the SDK's client, in
+/// the tests above), a socket pair each way (Node's child processes, so Claude Code's and
+/// Gemini CLI's), and files (a script replaying a session), with the same answers; and the
+/// client's socket is left blocking, as it was given, once the session ends.
+#[test]
+fn the_server_answers_alike_over_sockets_and_files() {
+    use std::io::{BufRead as _, Write as _};
+    use std::os::unix::net::UnixStream;
+    let repo = TestRepo::at_first_step();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let input = format!(
+        "{init}\n{}\n{}\n{}\n",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "get_task", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    );
+    // By id: requests read at once are answered as each is done (a ping before a tool).
+    let read = |text: &str| -> Vec<(Value, bool)> {
+        let mut answers: Vec<(Value, bool)> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|a| (a["id"].clone(), a["result"].is_object()))
+            .collect();
+        answers.sort_by_key(|(id, _)| id.as_i64());
+        answers
+    };
+    let expected = vec![(json!(1), true), (json!(2), true), (json!(3), true)];
+
+    // Sockets: each answer read before the next request is written, as a client does.
+    let (ours_in, theirs_in) = UnixStream::pair().unwrap();
+    let (ours_out, theirs_out) = UnixStream::pair().unwrap();
+    let mut child = repo
+        .command(BIN, ["mcp"])
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs_in.try_clone().unwrap(),
+        )))
+        .stdout(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs_out.try_clone().unwrap(),
+        )))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut writer = ours_in.try_clone().unwrap();
+    let mut reader = std::io::BufReader::new(ours_out.try_clone().unwrap());
+    let mut said = String::new();
+    for line in input.lines() {
+        writeln!(writer, "{line}").unwrap();
+        if line.contains("\"id\"") {
+            reader.read_line(&mut said).unwrap();
+        }
+    }
+    drop(writer);
+    ours_in.shutdown(std::net::Shutdown::Both).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(read(&said), expected, "{said}");
+    assert!(
+        said.contains("RED"),
+        "get_task's briefing came back: {said}"
+    );
+    for socket in [&theirs_in, &theirs_out] {
+        let flags = rustix::fs::fcntl_getfl(socket).unwrap();
+        assert!(
+            !flags.contains(rustix::fs::OFlags::NONBLOCK),
+            "left blocking"
+        );
+    }
+
+    // Files: the whole session read from one, the answers written to another.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in"), &input).unwrap();
+    let status = repo
+        .command(BIN, ["mcp"])
+        .stdin(std::fs::File::open(dir.path().join("in")).unwrap())
+        .stdout(std::fs::File::create(dir.path().join("out")).unwrap())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let said = std::fs::read_to_string(dir.path().join("out")).unwrap();
+    assert_eq!(read(&said), expected, "{said}");
+}
