@@ -811,7 +811,8 @@ fn shell_operand(args: &[Word]) -> Operand<'_> {
         let Some(a) = arg.known() else {
             break;
         };
-        if a == "--" {
+        // A lone `-` ends the options as `--` does.
+        if a == "--" || a == "-" {
             i += 1;
             break;
         }

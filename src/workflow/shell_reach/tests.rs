@@ -218,8 +218,12 @@ fn make_reads_the_recipes_of_the_targets_asked_for() {
 
 #[test]
 fn a_script_a_shell_reads_on_its_standard_input_is_run_and_data_for_other_programs_is_not() {
-    let cases: [(&str, &[&str]); 22] = [
+    let cases: [(&str, &[&str]); 23] = [
         ("sh < t/check.sh", &["t/check.sh"]),
+        (
+            "sh - < t/check.sh && bash -- < c.sh",
+            &["t/check.sh", "c.sh"],
+        ),
         ("bash -s < t/check.sh", &["t/check.sh"]),
         ("sh -s arg --flag < t/check.sh", &["t/check.sh"]),
         ("sh -e <t/check.sh", &["t/check.sh"]),
