@@ -847,94 +847,17 @@ fn shell_operand(args: &[Word]) -> Operand<'_> {
 }
 
 /// yarn's own commands, which `yarn NAME` runs rather than a script of that name.
-const YARN_COMMANDS: [&str; 42] = [
-    "add",
-    "audit",
-    "autoclean",
-    "bin",
-    "cache",
-    "check",
-    "config",
-    "create",
-    "dedupe",
-    "dlx",
-    "exec",
-    "explain",
-    "generate-lock-entry",
-    "global",
-    "help",
-    "import",
-    "info",
-    "init",
-    "install",
-    "licenses",
-    "link",
-    "list",
-    "login",
-    "logout",
-    "node",
-    "npm",
-    "outdated",
-    "owner",
-    "pack",
-    "patch",
-    "plugin",
-    "policies",
-    "publish",
-    "rebuild",
-    "remove",
-    "search",
-    "set",
-    "tag",
-    "team",
-    "unlink",
-    "upgrade",
-    "why",
-];
+const YARN_COMMANDS: &str = "add audit autoclean bin cache check config constraints create \
+    dedupe dlx exec explain generate-lock-entry global help import info init install licenses \
+    link list login logout node npm outdated owner pack patch plugin policies publish rebuild \
+    remove search set stage tag team unlink unplug up upgrade upgrade-interactive version \
+    versions why workspace workspaces";
 
 /// pnpm's own commands, which `pnpm NAME` runs rather than a script of that name.
-const PNPM_COMMANDS: [&str; 40] = [
-    "add",
-    "audit",
-    "bin",
-    "config",
-    "create",
-    "dedupe",
-    "deploy",
-    "dlx",
-    "doctor",
-    "env",
-    "exec",
-    "fetch",
-    "i",
-    "import",
-    "init",
-    "install",
-    "install-test",
-    "it",
-    "licenses",
-    "link",
-    "list",
-    "ln",
-    "ls",
-    "outdated",
-    "pack",
-    "patch",
-    "prune",
-    "publish",
-    "rebuild",
-    "remove",
-    "rm",
-    "root",
-    "server",
-    "setup",
-    "store",
-    "un",
-    "uninstall",
-    "unlink",
-    "up",
-    "update",
-];
+const PNPM_COMMANDS: &str = "add audit bin completion config create dedupe deploy dlx doctor \
+    env exec fetch help i import init install install-test it licenses link list ln ls \
+    outdated pack patch prune publish rebuild recursive remove rm root server setup store un \
+    uninstall unlink up update why";
 
 /// The scripts of a `package.json` that package manager `program` given `args` runs from
 /// `cwd`: the directory it looks in, the scripts' names in the order they run, and whether
@@ -995,8 +918,8 @@ fn package_run(
         ("npm" | "pnpm", "test" | "t" | "tst") => "test",
         ("npm", "start" | "stop") => first,
         ("npm", _) => return None,
-        ("yarn", name) if YARN_COMMANDS.contains(&name) => return None,
-        ("pnpm", name) if PNPM_COMMANDS.contains(&name) => return None,
+        ("yarn", name) if YARN_COMMANDS.split_whitespace().any(|c| c == name) => return None,
+        ("pnpm", name) if PNPM_COMMANDS.split_whitespace().any(|c| c == name) => return None,
         (_, name) => name,
     };
     let names = if program == "npm" {
