@@ -1,11 +1,12 @@
 //! Which files of the repository a command reaches when a shell runs it: every program,
 //! script and sourced file its commands name (through `cd`, wrappers such as `env` or
 //! `timeout`, `sh -c`, a script a shell reads on its standard input, and variables set once
-//! to a literal in the same text; not inside a command substitution, whose output a test
-//! checks), a makefile's recipes under `make`, the `package.json` scripts `npm`, `yarn` or
-//! `pnpm` runs, and, transitively, what each shell script among those names the same way. Pure: the scripts' text comes from the caller
-//! (src/engine/proof/adequacy.rs reads it from a tree), and what is reached is the RED
-//! command's witness, test code for adequacy (docs/integrity.md).
+//! to a known value in the same text; not inside a command substitution, whose output a
+//! test checks), a makefile's recipes under `make`, the `package.json` scripts `npm`, `yarn`
+//! or `pnpm` runs, and, transitively, what each shell script among those names the same
+//! way. Pure: the scripts' text comes from the caller (src/engine/proof/adequacy.rs reads it
+//! from a tree), and what is reached is the RED command's witness, test code for adequacy
+//! (docs/integrity.md).
 
 use super::command_files::is_assignment;
 use vars::Vars;
@@ -908,9 +909,6 @@ fn package_run(
             continue;
         }
         operands.push(a);
-        if operands.len() == 2 {
-            break;
-        }
     }
     let (first, second) = (operands.first().copied()?, operands.get(1).copied());
     let script = match (program, first) {

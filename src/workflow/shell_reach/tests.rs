@@ -380,7 +380,7 @@ fn a_package_manager_runs_the_package_json_scripts_named() {
         ("bad/package.json", "{\"scripts\": "),
     ];
     let npm_test: &[&str] = &["t/pre.sh", "t/check.sh", "t/post.sh", "t/lint.sh"];
-    let cases: [(&str, &[&str]); 27] = [
+    let cases: [(&str, &[&str]); 29] = [
         ("npm test", npm_test),
         ("npm t", npm_test),
         ("npm tst -- --verbose", npm_test),
@@ -408,6 +408,8 @@ fn a_package_manager_runs_the_package_json_scripts_named() {
             "npm run \"$X\" && npm test --workspace a && pnpm -r test",
             &[],
         ),
+        ("npm run build -w a && yarn test --filter=a", &[]),
+        ("yarn workspaces run test && pnpm why x", &[]),
         ("npm --prefix /tmp test && npm --prefix .. test", &[]),
         ("cd bad && npm test", &[]),
         ("cd /tmp && npm test", &[]),
