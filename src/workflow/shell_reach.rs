@@ -606,10 +606,16 @@ pub fn names(text: &str, cwd: Option<&str>, script: Option<&str>) -> Vec<Named> 
     let mut out = Vec::new();
     let mut cwd = cwd.map(str::to_string);
     let mut subshells: Vec<Option<String>> = Vec::new();
+    // The file `cat FILE |` feeds the command after the pipe.
+    let mut piped: Option<Word> = None;
     for simple in &commands {
         let words: Vec<Word> = simple.words.iter().map(|w| vars.expand(w)).collect();
-        let stdin = simple.stdin.as_ref().map(|w| vars.expand(w));
+        let fed = piped.take();
+        let stdin = simple.stdin.as_ref().map(|w| vars.expand(w)).or(fed);
         command(&words, &mut cwd, script, stdin.as_ref(), &mut out);
+        if simple.end == Sep::Pipe {
+            piped = cat_file(&words);
+        }
         vars.after(simple);
         match simple.end {
             Sep::Open => subshells.push(cwd.clone()),
@@ -622,6 +628,16 @@ pub fn names(text: &str, cwd: Option<&str>, script: Option<&str>) -> Vec<Named> 
         }
     }
     out
+}
+
+/// The one file `cat FILE` prints (`cat t/check.sh | sh`), where it prints one file alone.
+fn cat_file(words: &[Word]) -> Option<Word> {
+    match words {
+        [cat, file] if cat.known() == Some("cat") && !file.known()?.starts_with('-') => {
+            Some(file.clone())
+        }
+        _ => None,
+    }
 }
 
 /// The simple commands of `text`, in order, one for each end (an empty one where two ends

@@ -218,7 +218,7 @@ fn make_reads_the_recipes_of_the_targets_asked_for() {
 
 #[test]
 fn a_script_a_shell_reads_on_its_standard_input_is_run_and_data_for_other_programs_is_not() {
-    let cases: [(&str, &[&str]); 23] = [
+    let cases: [(&str, &[&str]); 26] = [
         ("sh < t/check.sh", &["t/check.sh"]),
         (
             "sh - < t/check.sh && bash -- < c.sh",
@@ -251,7 +251,14 @@ fn a_script_a_shell_reads_on_its_standard_input_is_run_and_data_for_other_progra
         ("sh < t/data.txt > out.sh", &["t/data.txt"]),
         ("sh < \"$F\" || sh < ~/c.sh || sh < /abs.sh", &[]),
         ("cd .. && sh < check.sh", &[]),
-        ("cat t/check.sh | sh", &[]),
+        // Fed by a pipe from `cat` of one file.
+        ("cat t/check.sh | sh", &["t/check.sh"]),
+        ("cd t && cat ./check.sh | bash -s -- x", &["t/check.sh"]),
+        (
+            "cat t/check.sh | sh x.sh && cat t/data.txt | grep x",
+            &["x.sh"],
+        ),
+        ("cat a.sh b.sh | sh; cat -n a.sh | sh; cat a.sh; sh", &[]),
     ];
     for (command, expected) in cases {
         assert_eq!(reached(command, &[]), expected, "{command}");
