@@ -472,6 +472,7 @@ fn any_text_is_read_within_bounds() {
         Just("${D}".to_string()),
         Just("export".to_string()),
         Just("npm test".to_string()),
+        Just("cat x.sh |".to_string()),
         Just("yarn run".to_string()),
         Just("pnpm -C".to_string()),
         Just(r#"{"scripts":{"test":"sh x.sh","pretest":"npm test"}}"#.to_string()),
