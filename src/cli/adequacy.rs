@@ -1,7 +1,7 @@
 //! The text of one task's adequacy by mutation (docs/integrity.md, "Adequacy by mutation"):
-//! its share killed, then each file measured, each surviving mutant and each file not
-//! measured, in the same words wherever it is shown (`attest`, and `verify` from the final
-//! note).
+//! its share killed, then each file measured, each surviving mutant, each file not
+//! measured and each witness (a file the RED command runs, taken as test code), in the same
+//! words wherever it is shown (`attest`, and `verify` from the final note).
 
 use crate::workflow::notes::TaskAdequacy;
 
@@ -54,6 +54,11 @@ pub(super) fn task_text(t: &TaskAdequacy, indent: &str) -> String {
     }
     for n in &t.not_measured {
         out.push_str(&format!("{indent}  not measured: {} ({})\n", n.path, n.why));
+    }
+    for w in &t.witnesses {
+        out.push_str(&format!(
+            "{indent}  witness: {w} (the RED command runs it: test code, not mutated)\n"
+        ));
     }
     out
 }

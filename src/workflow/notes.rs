@@ -273,6 +273,12 @@ pub struct TaskAdequacy {
     /// without, so that a reviewer sees what adequacy did not look at.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_measured: Vec<NotMeasured>,
+    /// The files outside the test paths the PR's pinned RED commands run (read as shell: `sh
+    /// check.sh`, `sh < t/check.sh`, `npm test`'s script) that this task's measure took as
+    /// test code, never mutated and put in as the squash has them (docs/integrity.md),
+    /// sorted: what the measure counted as the test besides the test paths.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<String>,
 }
 
 /// A file a task changed that its adequacy did not measure, and why.

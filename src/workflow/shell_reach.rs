@@ -1,12 +1,19 @@
 //! Which files of the repository a command reaches when a shell runs it: every program,
 //! script and sourced file its commands name (through `cd`, wrappers such as `env` or
-//! `timeout`, and `sh -c`; not inside a command substitution, whose output a test checks),
-//! a makefile's recipes under `make`, and, transitively, what each shell script among those
-//! names the same way. Pure: the scripts' text comes from the caller
-//! (src/engine/proof/adequacy.rs reads it from a tree), and what is reached is the RED
-//! command's witness, test code for adequacy (docs/integrity.md).
+//! `timeout`, `sh -c`, a script a shell reads on its standard input, and variables set once
+//! to a known value in the same text; not inside a command substitution, whose output a
+//! test checks), a makefile's recipes under `make`, the `package.json` scripts `npm`, `yarn`
+//! or `pnpm` runs, and, transitively, what each shell script among those names the same
+//! way. Pure: the scripts' text comes from the caller (src/engine/proof/adequacy.rs reads it
+//! from a tree), and what is reached is the RED command's witness, test code for adequacy
+//! (docs/integrity.md).
 
 use super::command_files::is_assignment;
+use vars::Vars;
+use words::{Part, Sep, Simple, Word, is_name};
+
+mod vars;
+mod words;
 
 /// How deep a chain of scripts is followed (`run_tests.sh` → `check_mul.sh` is one step).
 const MAX_DEPTH: usize = 4;
@@ -16,6 +23,10 @@ pub const MAX_SCRIPT: u64 = 64 * 1024;
 const MAX_FILES: usize = 64;
 /// At most this many make targets are followed.
 const MAX_TARGETS: usize = 64;
+/// At most this many directories up from where a package manager runs is a `package.json`
+/// looked for, and at most this many package manager runs are followed from one command.
+const MAX_UP: usize = 32;
+const MAX_PACKAGE_RUNS: usize = 64;
 
 /// Shells' own commands: nothing on disk to find.
 const BUILTINS: [&str; 36] = [
@@ -55,6 +66,12 @@ pub enum How {
     Script,
     /// The makefile `make` reads, and the targets it was asked for (none: the first).
     Make(Vec<String>),
+    /// The `scripts` of the `package.json` in this directory (or, with `up`, the nearest one
+    /// above it) that a package manager runs, in order (`pretest`, `test`, `posttest`): each
+    /// read as shell, run from that file's directory. The `package.json` itself is not
+    /// reached: it is read, as a makefile's rules are, but it is configuration, judged as
+    /// such (docs/integrity.md).
+    Scripts { names: Vec<String>, up: bool },
 }
 
 /// A file a shell text names: its path from the repository root, how it runs, and the
@@ -79,10 +96,34 @@ pub fn files_run<E>(
         .map(|n| (n, 0))
         .collect();
     let mut at = 0;
+    // The package scripts already read: (the `package.json`'s directory, the script's name).
+    let mut scripts_read: Vec<(String, String)> = Vec::new();
+    let mut packages_asked = 0;
     while let Some((named, depth)) = queue.get(at).cloned() {
         at += 1;
         if out.len() >= MAX_FILES {
             break;
+        }
+        if let How::Scripts { names: wanted, up } = &named.how {
+            packages_asked += 1;
+            if depth >= MAX_DEPTH || packages_asked > MAX_PACKAGE_RUNS {
+                continue;
+            }
+            let Some((dir, package)) = package_json(&named.path, *up, &mut read)? else {
+                continue;
+            };
+            for name in wanted {
+                let key = (dir.clone(), name.clone());
+                if scripts_read.contains(&key) {
+                    continue;
+                }
+                scripts_read.push(key);
+                if let Some(line) = package_script(&package, name) {
+                    let more = names(&line, Some(&dir), None);
+                    queue.extend(more.into_iter().map(|n| (n, depth + 1)));
+                }
+            }
+            continue;
         }
         let (path, text) = match &named.how {
             How::Make(_) if named.path.ends_with('/') || named.path.is_empty() => {
@@ -131,6 +172,49 @@ pub fn files_run<E>(
     Ok(out)
 }
 
+/// The directory (from the root) and text of the `package.json` a package manager run in
+/// `dir` reads: there, or with `up` the nearest above it within the repository, as npm, yarn
+/// and pnpm look for it.
+fn package_json<E>(
+    dir: &str,
+    up: bool,
+    read: &mut impl FnMut(&str) -> Result<Option<String>, E>,
+) -> Result<Option<(String, String)>, E> {
+    let mut dir = Some(dir.to_string());
+    for _ in 0..MAX_UP {
+        let Some(at) = dir else {
+            break;
+        };
+        let path = match at.as_str() {
+            "" => "package.json".to_string(),
+            at => format!("{at}/package.json"),
+        };
+        if let Some(text) = read(&path)?.filter(|t| t.len() as u64 <= MAX_SCRIPT) {
+            return Ok(Some((at, text)));
+        }
+        if !up || at.is_empty() {
+            break;
+        }
+        dir = Some(
+            at.rsplit_once('/')
+                .map_or("", |(parent, _)| parent)
+                .to_string(),
+        );
+    }
+    Ok(None)
+}
+
+/// The command line of script `name` in the text of a `package.json`: `None` where the text
+/// is not JSON or has no such script.
+fn package_script(package: &str, name: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(package).ok()?;
+    value
+        .get("scripts")?
+        .get(name)?
+        .as_str()
+        .map(str::to_string)
+}
+
 /// A program's text is a shell script when its `#!` line names a shell, or it has none
 /// (the shell runs such a file itself).
 fn is_shell_text(text: &str) -> bool {
@@ -152,31 +236,18 @@ fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// A word of shell text: its value with quotes removed, `None` where the shell would expand
-/// it (a `$`, a backquote, a glob, a leading `~`), and the text as written.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Word {
-    value: Option<String>,
-    raw: String,
-}
-
-impl Word {
-    fn known(&self) -> Option<&str> {
-        self.value.as_deref()
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Token {
     Word(Word),
     /// `;`, `&`, `|`, `&&`, `||`, a newline: a simple command ends.
-    End,
+    End(Sep),
     /// `(`: a subshell opens (its `cd` stays in it).
     Open,
     /// `)`: a subshell closes (or a `case` pattern ends).
     Close,
-    /// A redirection: the next word is its target, not an argument.
-    Redirect,
+    /// A redirection: the next word is its target, not an argument; `true` where that target
+    /// is read as standard input (`<`, `0<`).
+    Redirect(bool),
 }
 
 /// A word being read.
@@ -184,15 +255,35 @@ enum Token {
 struct Building {
     word: Word,
     started: bool,
+    /// Something in it is expanded that is never known here (a glob, `$(…)`, `$1`).
     unknown: bool,
+    /// It expands a plain variable, which may be known.
+    variable: bool,
 }
 
 impl Building {
+    fn new() -> Self {
+        Building {
+            word: Word {
+                value: Some(String::new()),
+                parts: Some(Vec::new()),
+                ..Word::default()
+            },
+            ..Building::default()
+        }
+    }
+
     fn push(&mut self, c: char) {
         self.started = true;
         self.word.raw.push(c);
         if let Some(v) = self.word.value.as_mut() {
             v.push(c);
+        }
+        if let Some(parts) = self.word.parts.as_mut() {
+            match parts.last_mut() {
+                Some(Part::Text(text)) => text.push(c),
+                _ => parts.push(Part::Text(c.to_string())),
+            }
         }
     }
 
@@ -202,13 +293,14 @@ impl Building {
     }
 
     fn take(&mut self) -> Option<Word> {
-        let mut word = std::mem::take(&mut self.word);
-        let started = std::mem::take(&mut self.started);
-        if std::mem::take(&mut self.unknown) {
-            word.value = None;
+        let mut word = std::mem::replace(self, Building::new());
+        if word.unknown {
+            word.word.value = None;
+            word.word.parts = None;
+        } else if word.variable {
+            word.word.value = None;
         }
-        self.word.value = Some(String::new());
-        started.then_some(word)
+        word.started.then_some(word.word)
     }
 }
 
@@ -217,13 +309,7 @@ impl Building {
 fn tokens(text: &str) -> Vec<Token> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
-    let mut word = Building {
-        word: Word {
-            value: Some(String::new()),
-            raw: String::new(),
-        },
-        ..Building::default()
-    };
+    let mut word = Building::new();
     // Here-documents opened on this line: their delimiter, and whether tabs are stripped.
     let mut heredocs: Vec<(String, bool)> = Vec::new();
     let mut delimiter_next: Option<bool> = None;
@@ -253,7 +339,7 @@ fn tokens(text: &str) -> Vec<Token> {
             }
             '\n' => {
                 flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
-                out.push(Token::End);
+                out.push(Token::End(Sep::Seq));
                 i += 1;
                 i = skip_heredocs(&chars, i, &mut heredocs);
             }
@@ -264,12 +350,18 @@ fn tokens(text: &str) -> Vec<Token> {
             }
             '&' if next == Some('>') => {
                 flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
-                out.push(Token::Redirect);
+                out.push(Token::Redirect(false));
                 i += if chars.get(i + 2) == Some(&'>') { 3 } else { 2 };
             }
             ';' | '&' | '|' => {
                 flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
-                out.push(Token::End);
+                out.push(Token::End(match (c, next) {
+                    ('&', Some('&')) => Sep::And,
+                    ('&', _) => Sep::Background,
+                    ('|', Some('|')) => Sep::Or,
+                    ('|', _) => Sep::Pipe,
+                    _ => Sep::Seq,
+                }));
                 i += 1;
                 if next == Some(c) || (c == '|' && next == Some('&')) {
                     i += 1;
@@ -290,8 +382,9 @@ fn tokens(text: &str) -> Vec<Token> {
                 let fd = word.started
                     && word.word.raw.chars().all(|c| c.is_ascii_digit())
                     && !word.word.raw.is_empty();
+                let mut stdin = c == '<';
                 if fd {
-                    word.take();
+                    stdin &= word.take().is_some_and(|w| w.raw == "0");
                 } else {
                     flush(&mut word, &mut out, &mut delimiter_next, &mut heredocs);
                 }
@@ -310,7 +403,7 @@ fn tokens(text: &str) -> Vec<Token> {
                 } else if matches!(next, Some('>' | '&' | '|')) || (c == '<' && next == Some('>')) {
                     len = 2;
                 }
-                out.push(Token::Redirect);
+                out.push(Token::Redirect(stdin && len == 1));
                 i += len;
             }
             '\\' => {
@@ -342,6 +435,7 @@ fn tokens(text: &str) -> Vec<Token> {
                 while let Some(&q) = chars.get(i) {
                     match q {
                         '"' => {
+                            word.raw(&['"']);
                             i += 1;
                             break;
                         }
@@ -360,7 +454,7 @@ fn tokens(text: &str) -> Vec<Token> {
                             }
                             i += 2;
                         }
-                        '$' | '`' => i = expansion(&chars, i, &mut word),
+                        '$' | '`' => i = expansion(&chars, i, &mut word, true),
                         _ => {
                             word.push(q);
                             i += 1;
@@ -368,7 +462,7 @@ fn tokens(text: &str) -> Vec<Token> {
                     }
                 }
             }
-            '$' | '`' => i = expansion(&chars, i, &mut word),
+            '$' | '`' => i = expansion(&chars, i, &mut word, false),
             '*' | '?' | '[' => {
                 word.unknown = true;
                 word.push(c);
@@ -389,11 +483,12 @@ fn tokens(text: &str) -> Vec<Token> {
     out
 }
 
-/// Reads the expansion at `chars[at]` (`$…` or a backquote) into `word`, which it makes
-/// unknown; the index after it. A command substitution's own commands are not read: what
-/// it runs is what the test checks the output of (`[ "$(sh calc.sh mul 4 3)" = 12 ]`), the
-/// code under test, never a witness.
-fn expansion(chars: &[char], at: usize, word: &mut Building) -> usize {
+/// Reads the expansion at `chars[at]` (`$…` or a backquote, inside double quotes where
+/// `quoted`) into `word`, which it makes unknown, or, for a plain variable (`$D`, `${D}`),
+/// known once that variable is; the index after it. A command substitution's own commands
+/// are not read: what it runs is what the test checks the output of (`[ "$(sh calc.sh mul 4
+/// 3)" = 12 ]`), the code under test, never a witness.
+fn expansion(chars: &[char], at: usize, word: &mut Building, quoted: bool) -> usize {
     let end = match (chars[at], chars.get(at + 1)) {
         ('`', _) => {
             (at + 1..chars.len())
@@ -421,8 +516,25 @@ fn expansion(chars: &[char], at: usize, word: &mut Building) -> usize {
             return at + 1;
         }
     };
-    word.unknown = true;
     let end = end.min(chars.len());
+    let text: String = chars[at..end].iter().collect();
+    let name = text
+        .strip_prefix("${")
+        .and_then(|t| t.strip_suffix('}'))
+        .or_else(|| text.strip_prefix('$'))
+        .filter(|n| is_name(n));
+    match name {
+        Some(name) => {
+            word.variable = true;
+            if let Some(parts) = word.word.parts.as_mut() {
+                parts.push(Part::Var {
+                    name: name.to_string(),
+                    quoted,
+                });
+            }
+        }
+        None => word.unknown = true,
+    }
     word.raw(&chars[at..end]);
     end
 }
@@ -489,37 +601,94 @@ fn skip_heredocs(chars: &[char], from: usize, heredocs: &mut Vec<(String, bool)>
 /// unknown), as script `script` (its path, for `$0`) where it is one. Not followed into the
 /// files: [`files_run`] does that.
 pub fn names(text: &str, cwd: Option<&str>, script: Option<&str>) -> Vec<Named> {
+    let commands = simple_commands(text);
+    let mut vars = Vars::of(text, &commands);
     let mut out = Vec::new();
     let mut cwd = cwd.map(str::to_string);
     let mut subshells: Vec<Option<String>> = Vec::new();
-    let mut words: Vec<Word> = Vec::new();
-    let mut target = false;
-    for token in tokens(text) {
-        match token {
-            Token::Word(_) if target => target = false,
-            Token::Word(w) => words.push(w),
-            Token::Redirect => target = true,
-            Token::End | Token::Open | Token::Close => {
-                command(&std::mem::take(&mut words), &mut cwd, script, &mut out);
-                target = false;
-                match token {
-                    Token::Open => subshells.push(cwd.clone()),
-                    Token::Close => {
-                        if let Some(outer) = subshells.pop() {
-                            cwd = outer;
-                        }
-                    }
-                    _ => {}
+    // The file `cat FILE |` feeds the command after the pipe.
+    let mut piped: Option<Word> = None;
+    for simple in &commands {
+        let words: Vec<Word> = simple.words.iter().map(|w| vars.expand(w)).collect();
+        let fed = piped.take();
+        let stdin = simple.stdin.as_ref().map(|w| vars.expand(w)).or(fed);
+        command(&words, &mut cwd, script, stdin.as_ref(), &mut out);
+        if simple.end == Sep::Pipe {
+            piped = cat_file(&words);
+        }
+        vars.after(simple);
+        match simple.end {
+            Sep::Open => subshells.push(cwd.clone()),
+            Sep::Close => {
+                if let Some(outer) = subshells.pop() {
+                    cwd = outer;
                 }
             }
+            _ => {}
         }
     }
-    command(&words, &mut cwd, script, &mut out);
     out
 }
 
-/// What one simple command names, `cwd` moved by a `cd`.
-fn command(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut Vec<Named>) {
+/// The one file `cat FILE` prints (`cat t/check.sh | sh`), where it prints one file alone.
+fn cat_file(words: &[Word]) -> Option<Word> {
+    match words {
+        [cat, file] if cat.known() == Some("cat") && !file.known()?.starts_with('-') => {
+            Some(file.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The simple commands of `text`, in order, one for each end (an empty one where two ends
+/// meet), the last ended by the end of the text.
+fn simple_commands(text: &str) -> Vec<Simple> {
+    let mut out = Vec::new();
+    let mut words = Vec::new();
+    let mut stdin = None;
+    // The kind of redirection whose target the next word is.
+    let mut target: Option<bool> = None;
+    let mut end = |words: &mut Vec<Word>, stdin: &mut Option<Word>, end: Sep| {
+        out.push(Simple {
+            words: std::mem::take(words),
+            stdin: stdin.take(),
+            end,
+        });
+    };
+    for token in tokens(text) {
+        let sep = match token {
+            Token::Word(w) => {
+                match target.take() {
+                    Some(true) => stdin = Some(w),
+                    Some(false) => {}
+                    None => words.push(w),
+                }
+                continue;
+            }
+            Token::Redirect(reads) => {
+                target = Some(reads);
+                continue;
+            }
+            Token::End(sep) => sep,
+            Token::Open => Sep::Open,
+            Token::Close => Sep::Close,
+        };
+        target = None;
+        end(&mut words, &mut stdin, sep);
+    }
+    end(&mut words, &mut stdin, Sep::Eof);
+    out
+}
+
+/// What one simple command names, `cwd` moved by a `cd`; `stdin` the file its standard
+/// input is read from.
+fn command(
+    words: &[Word],
+    cwd: &mut Option<String>,
+    script: Option<&str>,
+    stdin: Option<&Word>,
+    out: &mut Vec<Named>,
+) {
     let mut rest = words;
     while let Some((first, after)) = rest.split_first() {
         // An assignment's value may be an expansion (`X=$(sh gen.sh) sh check.sh`).
@@ -530,12 +699,19 @@ fn command(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: 
         }
         rest = after;
     }
-    run(rest, cwd, script, out);
+    run(rest, cwd, script, stdin, out);
 }
 
-/// What the command `words` names: its program, the script its interpreter reads, the
-/// command a wrapper runs.
-fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut Vec<Named>) {
+/// What the command `words` names: its program, the script its interpreter reads (from its
+/// standard input `stdin` for a shell given no script: `sh < check.sh`, `bash -s arg <
+/// check.sh`), the command a wrapper runs, the package scripts a package manager runs.
+fn run(
+    words: &[Word],
+    cwd: &mut Option<String>,
+    script: Option<&str>,
+    stdin: Option<&Word>,
+    out: &mut Vec<Named>,
+) {
     let Some((first, args)) = words.split_first() else {
         return;
     };
@@ -576,9 +752,19 @@ fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut
     if WRAPPERS.contains(&program) {
         // `env -C dir` moves the command it runs only.
         let mut inner = cwd.clone();
+        // `xargs` gives the commands it runs no standard input of its own (it reads it).
+        let stdin = stdin.filter(|_| program != "xargs");
         if let Some(rest) = unwrap(program, args, &mut inner) {
-            run(rest, &mut inner, script, out);
+            run(rest, &mut inner, script, stdin, out);
         }
+        return;
+    }
+    if let Some((dir, scripts, up)) = package_run(program, args, cwd.as_deref()) {
+        out.push(Named {
+            path: dir,
+            how: How::Scripts { names: scripts, up },
+            cwd: cwd.clone(),
+        });
         return;
     }
     if program.contains('/') {
@@ -587,15 +773,20 @@ fn run(words: &[Word], cwd: &mut Option<String>, script: Option<&str>, out: &mut
     let base = basename(program);
     if SHELLS.contains(&base) {
         match shell_operand(args) {
-            Some((true, line)) => {
+            Operand::Line(line) => {
                 if let Some(line) = line.known() {
                     out.extend(names(line, cwd.as_deref(), None));
                 }
             }
-            Some((false, file)) => {
+            Operand::Script(file) => {
                 push(out, path_of(file, cwd.as_deref(), script), How::Shell, cwd);
             }
-            None => {}
+            Operand::Stdin => {
+                if let Some(file) = stdin {
+                    push(out, path_of(file, cwd.as_deref(), script), How::Shell, cwd);
+                }
+            }
+            Operand::None => {}
         }
     } else if (INTERPRETERS.contains(&base) || base.starts_with("python"))
         && let Some(file) = interpreter_operand(base, args)
@@ -615,16 +806,30 @@ fn push(out: &mut Vec<Named>, path: Option<String>, how: How, cwd: &Option<Strin
     }
 }
 
-/// A shell's first operand after its options, and whether it is a command line (`-c`)
-/// rather than a script; `None` where the shell reads standard input.
-fn shell_operand(args: &[Word]) -> Option<(bool, &Word)> {
+/// What a shell runs, by its operands.
+enum Operand<'w> {
+    /// A command line (`-c`).
+    Line(&'w Word),
+    /// A script file, its first operand.
+    Script(&'w Word),
+    /// What its standard input holds (`-s`, or no operand).
+    Stdin,
+    /// Nothing known (`-c` with no command line).
+    None,
+}
+
+/// What a shell given `args` runs: its first operand after its options, as a command line
+/// (`-c`) or a script, or its standard input.
+fn shell_operand(args: &[Word]) -> Operand<'_> {
     let mut line = false;
+    let mut stdin = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let Some(a) = arg.known() else {
             break;
         };
-        if a == "--" {
+        // A lone `-` ends the options as `--` does.
+        if a == "--" || a == "-" {
             i += 1;
             break;
         }
@@ -638,9 +843,7 @@ fn shell_operand(args: &[Word]) -> Option<(bool, &Word)> {
         }
         if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
             let flags = &a[1..];
-            if flags.contains('s') {
-                return None;
-            }
+            stdin |= flags.contains('s');
             line |= flags.contains('c');
             i += if flags.ends_with('o') || flags.ends_with('O') {
                 2
@@ -651,7 +854,99 @@ fn shell_operand(args: &[Word]) -> Option<(bool, &Word)> {
         }
         break;
     }
-    args.get(i).map(|w| (line, w))
+    match args.get(i) {
+        Some(w) if line => Operand::Line(w),
+        None if line => Operand::None,
+        _ if stdin => Operand::Stdin,
+        Some(w) => Operand::Script(w),
+        None => Operand::Stdin,
+    }
+}
+
+/// yarn's own commands, which `yarn NAME` runs rather than a script of that name.
+const YARN_COMMANDS: &str = "add audit autoclean bin cache check config constraints create \
+    dedupe dlx exec explain generate-lock-entry global help import info init install licenses \
+    link list login logout node npm outdated owner pack patch plugin policies publish rebuild \
+    remove search set stage tag team unlink unplug up upgrade upgrade-interactive version \
+    versions why workspace workspaces";
+
+/// pnpm's own commands, which `pnpm NAME` runs rather than a script of that name.
+const PNPM_COMMANDS: &str = "add audit bin completion config create dedupe deploy dlx doctor \
+    env exec fetch help i import init install install-test it licenses link list ln ls \
+    outdated pack patch prune publish rebuild recursive remove rm root server setup store un \
+    uninstall unlink up update why";
+
+/// The scripts of a `package.json` that package manager `program` given `args` runs from
+/// `cwd`: the directory it looks in, the scripts' names in the order they run, and whether
+/// it looks up from there for the nearest `package.json` (no directory was named).
+/// `npm test` (`t`, `tst`), `npm start`, `npm stop`, `npm run NAME` (`run-script`) run
+/// `preNAME`, `NAME`, `postNAME`; `yarn NAME`, `yarn run NAME`, `pnpm NAME`, `pnpm run NAME`
+/// run `NAME`. `None` where it runs no script or which is not known (a workspace's, an
+/// expansion, a directory outside the repository).
+fn package_run(
+    program: &str,
+    args: &[Word],
+    cwd: Option<&str>,
+) -> Option<(String, Vec<String>, bool)> {
+    if !matches!(program, "npm" | "yarn" | "pnpm") {
+        return None;
+    }
+    let mut dir: Option<String> = None;
+    let mut i = 0;
+    let mut operands: Vec<&str> = Vec::new();
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let a = arg.known()?;
+        if a == "--" {
+            break;
+        }
+        let named_dir = match (program, a) {
+            ("npm", "--prefix" | "-C") | ("yarn", "--cwd") | ("pnpm", "-C" | "--dir") => {
+                i += 1;
+                Some(args.get(i - 1)?.known()?)
+            }
+            _ => a
+                .strip_prefix("--prefix=")
+                .filter(|_| program == "npm")
+                .or_else(|| a.strip_prefix("--cwd=").filter(|_| program == "yarn"))
+                .or_else(|| a.strip_prefix("--dir=").filter(|_| program == "pnpm")),
+        };
+        if let Some(d) = named_dir {
+            dir = Some(resolve_dir(cwd, d)?);
+            continue;
+        }
+        let elsewhere = a.starts_with("--workspace")
+            || a.starts_with("--filter")
+            || matches!(a, "-w" | "-ws" | "-r" | "--recursive" | "-F");
+        if elsewhere {
+            return None;
+        }
+        if a.starts_with('-') {
+            continue;
+        }
+        operands.push(a);
+    }
+    let (first, second) = (operands.first().copied()?, operands.get(1).copied());
+    let script = match (program, first) {
+        (_, "run" | "run-script") | ("npm", "rum" | "urn") => second?,
+        ("npm" | "pnpm", "test" | "t" | "tst") => "test",
+        ("npm", "start" | "stop") => first,
+        ("npm", _) => return None,
+        ("yarn", name) if YARN_COMMANDS.split_whitespace().any(|c| c == name) => return None,
+        ("pnpm", name) if PNPM_COMMANDS.split_whitespace().any(|c| c == name) => return None,
+        (_, name) => name,
+    };
+    let names = if program == "npm" {
+        vec![
+            format!("pre{script}"),
+            script.to_string(),
+            format!("post{script}"),
+        ]
+    } else {
+        vec![script.to_string()]
+    };
+    let up = dir.is_none();
+    Some((dir.or_else(|| cwd.map(str::to_string))?, names, up))
 }
 
 /// The script another interpreter reads: its first operand, `None` where it runs code given

@@ -256,7 +256,8 @@ fn files_the_test_does_not_notice_are_named_and_an_honest_helper_is_measured() {
          "not_measured": [
             {"path": "README.md", "why": "the tests do not notice it"},
             {"path": "logo.png", "why": "not text, and the tests do not notice it"},
-            {"path": "tests/test_more.sh", "why": "the tests do not notice it"}]}]);
+            {"path": "tests/test_more.sh", "why": "the tests do not notice it"}],
+         "witnesses": ["run_tests.sh"]}]);
     assert_eq!(final_note(&repo)["adequacy"], expected);
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -276,7 +277,8 @@ fn files_the_test_does_not_notice_are_named_and_an_honest_helper_is_measured() {
          file lib/test_mode.sh: killed 4 of 4 mutants (100%)\n    \
          not measured: README.md (the tests do not notice it)\n    \
          not measured: logo.png (not text, and the tests do not notice it)\n    \
-         not measured: tests/test_more.sh (the tests do not notice it)\n\
+         not measured: tests/test_more.sh (the tests do not notice it)\n    \
+         witness: run_tests.sh (the RED command runs it: test code, not mutated)\n\
          no note written: --no-note\n"
     );
     let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();

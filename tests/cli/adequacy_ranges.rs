@@ -217,7 +217,10 @@ fn an_honest_two_task_pr_passes_attest_in_a_fresh_clone_and_the_hook() {
     let ci = ci_clone(&repo, &server);
     let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
     assert_eq!(json["verdicts"][0]["passed"], true, "{json}");
-    assert_eq!(json["verdicts"][0]["adequacy"], honest_adequacy());
+    assert_eq!(
+        json["verdicts"][0]["adequacy"],
+        honest_adequacy_of_the_suite()
+    );
 }
 
 /// What the honest two tasks kill: every mutant of each task's arm.
@@ -227,6 +230,16 @@ fn honest_adequacy() -> serde_json::Value {
             "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]},
         {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
             "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}])
+}
+
+/// [`honest_adequacy`] where every RED command is the whole suite (`sh run_tests.sh`): the
+/// suite's driver is each task's witness, named.
+fn honest_adequacy_of_the_suite() -> serde_json::Value {
+    let mut tasks = honest_adequacy();
+    for task in tasks.as_array_mut().expect("tasks") {
+        task["witnesses"] = serde_json::json!(["run_tests.sh"]);
+    }
+    tasks
 }
 
 /// Both tasks done honestly, every RED command the whole suite, squashed.
@@ -252,7 +265,10 @@ fn a_chain_without_where_each_task_began_finalizes_under_report_only() {
     let starts = drop_red_starts(&repo);
     assert_eq!(starts, 2, "both RED pins recorded where their task began");
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        honest_adequacy_of_the_suite()
+    );
 
     let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
     honest_two_tasks(&repo);
@@ -472,7 +488,10 @@ fn a_chain_without_the_tree_a_steps_test_looked_at_finalizes_under_report_only()
     honest_two_tasks(&repo);
     assert!(drop_from_events(&repo, ",\"tested_tree\":\"", None) >= 2);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        honest_adequacy_of_the_suite()
+    );
 
     let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
     honest_two_tasks(&repo);
@@ -688,9 +707,11 @@ fn a_weakened_witness_is_measured_alike_by_the_squash_and_attest_in_a_fresh_clon
         {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
          "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
          "not_measured": [{"path": "tests/test_z.sh", "why": "the tests do not notice it"}],
-            "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+            "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}],
+            "witnesses": ["run_tests.sh"]},
         {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
-            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
+            "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}],
+            "witnesses": ["run_tests.sh"]}]);
     assert_eq!(final_note(&repo)["adequacy"], expected);
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -740,5 +761,8 @@ fn a_later_task_adding_its_test_to_a_file_an_earlier_task_runs_passes() {
     green(&repo, suite);
     squash(&repo);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        honest_adequacy_of_the_suite()
+    );
 }

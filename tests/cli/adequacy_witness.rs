@@ -156,6 +156,96 @@ fn a_witness_the_red_command_reaches_indirectly_weakened_later_refuses_the_earli
     }
 }
 
+/// A witness the shell reading used to miss: a script a shell reads on its standard input
+/// (`sh < t/check.sh`, after a `cd` too) or named through a variable set once in the command
+/// (`D=t && sh "$D/check.sh"`). Weakened by the later task, it refuses the earlier task
+/// under enforce (it used to be mutated as the task's code, its broken copies "killing" their
+/// own mutants, and run as task 1 left it: all 8 of `calc.sh`'s killed); and, where the
+/// share is met, each task's witnesses are named in the final note's JSON, by `attest
+/// --json` in a fresh clone the same, and in `attest`'s text.
+#[test]
+fn a_witness_read_on_standard_input_or_through_a_variable_weakened_later_is_seen_and_named() {
+    use crate::attest::{Server, push};
+    let cases: [(&str, &str); 3] = [
+        ("sh < t/check.sh", "calc.sh"),
+        ("D=t && sh \"$D/check.sh\"", "calc.sh"),
+        ("D=t; cd \"$D\" && bash -s < check.sh", "../calc.sh"),
+    ];
+    for (command, calc_path) in cases {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+        witness_weakened_later_at(&repo, "t/check.sh", command, calc_path);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        let refusal = format!(
+            "FAILURE: task 1's RED test (step 1.1, `{command}`) killed 5 of 8 mutants of the \
+             code the task wrote (made by the built-in mutator), below the 90% [verify] \
+             min_killed: it does not check what the code does. Surviving mutants (the test \
+             still passes with each):\n\
+             - calc.sh:3 `99` → `100`\n\
+             - calc.sh:3 `0` → ``\n\
+             - calc.sh:3 `0` → `1`\n"
+        );
+        assert!(
+            out.stdout.starts_with(&refusal),
+            "{command}: {}",
+            out.stdout
+        );
+        assert_eq!(main_tip(&repo), main, "{command}");
+    }
+
+    let command = "sh < t/check.sh";
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    witness_weakened_later_at(&repo, "t/check.sh", command, "calc.sh");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let expected = serde_json::json!([
+        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
+         "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
+         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}],
+         "witnesses": ["t/check.sh"]},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
+         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}],
+         "witnesses": ["t/check.sh"]}]);
+    let note = final_note(&repo);
+    assert_eq!(note["adequacy"], expected);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let ci = ci_clone(&repo, &server);
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["adequacy"], expected);
+    // attest's own run of the final check records what the local final note does, field by
+    // field, witnesses too: but for how main stood at the squash (the local note's) and the
+    // checkpoints folded in (this clone fetched main and the workflow's refs, not the
+    // branch's checkpoint commits).
+    let mut mine = json["verdicts"][0]["final_note"].clone();
+    let mut local = note;
+    for side in [&mut mine, &mut local] {
+        let fields = side.as_object_mut().expect("a note is an object");
+        fields.remove("main_moved_outside");
+        fields.remove("checkpoints");
+    }
+    assert_eq!(mine, local);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(0);
+    assert!(
+        redact_ids(&out.stdout).contains(
+            "  adequacy of task 1 (step 1.1): killed 5 of 8 mutants (62%, made by the built-in \
+             mutator)\n    \
+             file calc.sh: killed 5 of 8 mutants (62%)\n    \
+             survived: calc.sh:3 `99` → `100`\n    \
+             survived: calc.sh:3 `0` → ``\n    \
+             survived: calc.sh:3 `0` → `1`\n    \
+             witness: t/check.sh (the RED command runs it: test code, not mutated)\n  \
+             adequacy of task 2 (step 2.1)"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
 /// The per-file tally where a script the RED command runs (`sh check_all.sh`) runs the
 /// witness: neither is mutated, task 1's only measured file is `calc.sh`, on the agent's
 /// machine and by `attest` in a fresh clone (which reads `check_all.sh` from the RED tree the
@@ -172,9 +262,11 @@ fn a_witness_run_by_a_script_is_never_mutated_here_or_in_a_fresh_clone() {
     let expected = serde_json::json!([
         {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
          "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
-         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}],
+         "witnesses": ["check_all.sh", "check_mul.sh"]},
         {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
-         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
+         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}],
+         "witnesses": ["check_all.sh", "check_mul.sh"]}]);
     assert_eq!(final_note(&repo)["adequacy"], expected);
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -199,9 +291,11 @@ fn a_witness_is_never_mutated_and_each_file_measured_is_named() {
     let expected = serde_json::json!([
         {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
          "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
-         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}],
+         "witnesses": ["check_mul.sh"]},
         {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
-         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
+         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}],
+         "witnesses": ["check_mul.sh"]}]);
     assert_eq!(final_note(&repo)["adequacy"], expected);
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -222,10 +316,12 @@ fn a_witness_is_never_mutated_and_each_file_measured_is_named() {
          file calc.sh: killed 5 of 8 mutants (62%)\n    \
          survived: calc.sh:3 `99` → `100`\n    \
          survived: calc.sh:3 `0` → ``\n    \
-         survived: calc.sh:3 `0` → `1`\n  \
+         survived: calc.sh:3 `0` → `1`\n    \
+         witness: check_mul.sh (the RED command runs it: test code, not mutated)\n  \
          adequacy of task 2 (step 2.1): killed 4 of 4 mutants (100%, made by the built-in \
          mutator)\n    \
-         file calc.sh: killed 4 of 4 mutants (100%)\n\
+         file calc.sh: killed 4 of 4 mutants (100%)\n    \
+         witness: check_mul.sh (the RED command runs it: test code, not mutated)\n\
          no note written: --no-note\n"
     );
     let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();

@@ -88,7 +88,10 @@ pub fn measure(
             as_squashed: (squashed, &later),
             witnesses: &witnesses,
         };
-        out.push(measure_task(session, config, &task, policy, reaper)?);
+        let mut measured = measure_task(session, config, &task, policy, reaper)?;
+        measured.witnesses = witnesses.clone();
+        measured.witnesses.sort();
+        out.push(measured);
     }
     Ok(out)
 }
@@ -305,6 +308,7 @@ fn unmeasured_task(red: &PinnedTest) -> TaskAdequacy {
         unmeasured: None,
         files: Vec::new(),
         not_measured: Vec::new(),
+        witnesses: Vec::new(),
     }
 }
 
@@ -572,6 +576,7 @@ mod tests {
                 })
                 .collect(),
             not_measured: Vec::new(),
+            witnesses: Vec::new(),
         }
     }
 

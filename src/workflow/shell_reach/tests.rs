@@ -64,7 +64,7 @@ fn options_assignments_and_compound_commands_do_not_hide_what_runs() {
         ("./a.sh \"$(./b.sh)\" `./c.sh` $X$ $", &["a.sh"]),
         ("env X=\"$Y\" ./check.sh", &["check.sh"]),
         ("exec \"$@\"", &[]),
-        ("sh -s < check.sh", &[]),
+        ("sh -s < check.sh", &["check.sh"]),
         ("command -v ./check.sh", &[]),
         ("xargs -n 1 sh check.sh < list", &["check.sh"]),
         ("nice -10 stdbuf -oL ./check.sh", &["check.sh"]),
@@ -216,6 +216,218 @@ fn make_reads_the_recipes_of_the_targets_asked_for() {
     }
 }
 
+#[test]
+fn a_script_a_shell_reads_on_its_standard_input_is_run_and_data_for_other_programs_is_not() {
+    let cases: [(&str, &[&str]); 26] = [
+        ("sh < t/check.sh", &["t/check.sh"]),
+        (
+            "sh - < t/check.sh && bash -- < c.sh",
+            &["t/check.sh", "c.sh"],
+        ),
+        ("bash -s < t/check.sh", &["t/check.sh"]),
+        ("sh -s arg --flag < t/check.sh", &["t/check.sh"]),
+        ("sh -e <t/check.sh", &["t/check.sh"]),
+        ("sh 0< t/check.sh", &["t/check.sh"]),
+        ("< t/check.sh sh", &["t/check.sh"]),
+        ("cd t && sh < check.sh", &["t/check.sh"]),
+        (
+            "cd t; bash -s -- x < ./check.sh 2>/dev/null",
+            &["t/check.sh"],
+        ),
+        ("timeout 5 env X=1 sh < t/check.sh", &["t/check.sh"]),
+        (
+            "(cd t && sh < check.sh) && sh < c.sh",
+            &["t/check.sh", "c.sh"],
+        ),
+        // Data, not a script: read by another program, or by the script a shell runs.
+        ("grep -q x < t/data.txt", &[]),
+        ("./t/filter.sh < t/data.txt", &["t/filter.sh"]),
+        ("sh check.sh < t/data.txt", &["check.sh"]),
+        ("sh -c 'cat' < t/data.txt", &[]),
+        ("xargs sh < t/list.txt", &[]),
+        ("sh 2< t/check.sh", &[]),
+        ("sh <<< 'sh x.sh'", &[]),
+        ("sh <> t/check.sh", &[]),
+        ("sh < t/data.txt > out.sh", &["t/data.txt"]),
+        ("sh < \"$F\" || sh < ~/c.sh || sh < /abs.sh", &[]),
+        ("cd .. && sh < check.sh", &[]),
+        // Fed by a pipe from `cat` of one file.
+        ("cat t/check.sh | sh", &["t/check.sh"]),
+        ("cd t && cat ./check.sh | bash -s -- x", &["t/check.sh"]),
+        (
+            "cat t/check.sh | sh x.sh && cat t/data.txt | grep x",
+            &["x.sh"],
+        ),
+        ("cat a.sh b.sh | sh; cat -n a.sh | sh; cat a.sh; sh", &[]),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(reached(command, &[]), expected, "{command}");
+    }
+    // Read in turn, from where the shell ran (the root; `t` after the `cd`), in a script too.
+    let files: &[(&str, &str)] = &[
+        ("t/check.sh", "sh < lib.sh\n"),
+        ("t/lib.sh", "./helper.sh\n"),
+        ("run.sh", "cd t\nbash -s < check.sh\n"),
+    ];
+    assert_eq!(reached("sh < t/check.sh", files), ["t/check.sh", "lib.sh"]);
+    assert_eq!(
+        reached("sh run.sh", files),
+        ["run.sh", "t/check.sh", "t/lib.sh", "t/helper.sh"]
+    );
+}
+
+#[test]
+fn a_variable_set_once_to_a_known_value_is_known_where_it_is_used_after() {
+    let cases: [(&str, &[&str]); 17] = [
+        ("D=t; sh \"$D/check.sh\"", &["t/check.sh"]),
+        ("D=t && cd \"$D\" && sh check.sh", &["t/check.sh"]),
+        ("D=t; sh ${D}/check.sh", &["t/check.sh"]),
+        ("D=t\nsh $D/check.sh", &["t/check.sh"]),
+        ("D=t &&\n  sh \"${D}\"/check.sh", &["t/check.sh"]),
+        ("D='t' E=\"$D/sub\"; ./\"$E\"/c.sh", &["t/sub/c.sh"]),
+        ("export D=t; sh < \"$D/check.sh\"", &["t/check.sh"]),
+        ("D=t; cd \"$D\" && D2=.. && sh \"$D2/c.sh\"", &[]),
+        ("X=check; cd t && sh \"$X.sh\"", &["t/check.sh"]),
+        ("D=t; bash -c \"sh $D/check.sh\"", &["t/check.sh"]),
+        (
+            "D=t; if sh \"$D/a.sh\"; then sh b.sh; fi",
+            &["t/a.sh", "b.sh"],
+        ),
+        ("D=t; f() { sh \"$D/a.sh\"; }; f", &["t/a.sh"]),
+        ("D=t; for x in 1 2; do sh \"$D/a.sh\"; done", &["t/a.sh"]),
+        ("SH=sh; $SH t/check.sh", &[]),
+        ("D=\"t x\"; sh \"$D/a.sh\" && sh $D/b.sh", &["t x/a.sh"]),
+        ("D=..; sh \"$D/a.sh\"; E=/tmp; sh \"$E/b.sh\"", &[]),
+        ("D=t # a comment\nsh \"$D\"/a.sh", &["t/a.sh"]),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(reached(command, &[]), expected, "{command}");
+    }
+    // In a script the command runs; a script it runs in turn does not see them.
+    let files: &[(&str, &str)] = &[
+        (
+            "run.sh",
+            "#!/bin/sh\nset -e\nDIR=t\nsh \"$DIR/check.sh\"\nsh more.sh\n",
+        ),
+        ("more.sh", "sh \"$DIR/more.sh\"\n"),
+        (
+            "Makefile",
+            "check:\n\tD=t; sh $$D/check.sh\n\tsh $$D/no.sh\n",
+        ),
+    ];
+    assert_eq!(
+        reached("sh run.sh", files),
+        ["run.sh", "t/check.sh", "more.sh"]
+    );
+    assert_eq!(reached("make check", files), ["Makefile", "t/check.sh"]);
+}
+
+#[test]
+fn a_variable_the_text_may_set_otherwise_or_not_at_all_stays_unknown() {
+    let cases: [&str; 26] = [
+        // From the environment, or set only later.
+        "sh \"$D/check.sh\"",
+        "sh \"$D/check.sh\"; D=t",
+        // From what runs.
+        "D=$(pwd)/t; sh \"$D/check.sh\"",
+        "D=`echo t`; sh \"$D/check.sh\"",
+        "D=~/t; sh \"$D/check.sh\"",
+        "D=*; sh \"$D/check.sh\"",
+        // Set again, in a branch, a loop, a function, a subshell, a pipe, after `&&` or `||`.
+        "D=t; D=u; sh \"$D/check.sh\"",
+        "D=t; if x; then D=u; fi; sh \"$D/check.sh\"",
+        "D=t; while x; do D=u; done; sh \"$D/check.sh\"",
+        "D=t; for D in u; do :; done; sh \"$D/check.sh\"",
+        "D=t; f() { D=u; }; f; sh \"$D/check.sh\"",
+        "(D=t); sh \"$D/check.sh\"",
+        "{ D=t; }; sh \"$D/check.sh\"",
+        "D=t | cat; sh \"$D/check.sh\"",
+        "D=t & sh \"$D/check.sh\"",
+        "x && D=t; sh \"$D/check.sh\"",
+        "x || D=t; sh \"$D/check.sh\"",
+        "case $1 in a) D=t;; esac; sh \"$D/check.sh\"",
+        // Changed by what the reading does not follow.
+        "D=t; read D; sh \"$D/check.sh\"",
+        "D=t; eval \"$X\"; sh \"$D/check.sh\"",
+        "D=t; : \"${D:=u}\"; sh \"$D/check.sh\"",
+        "D=t; : $((D = 1)); sh \"$D/check.sh\"",
+        "D=t; $CMD; sh \"$D/check.sh\"",
+        "D=t; D+=u; sh \"$D/check.sh\"",
+        "D=t sh \"$D/check.sh\"",
+        "IFS=/; D=t; sh $D/check.sh",
+    ];
+    for command in cases {
+        assert_eq!(reached(command, &[]), Vec::<String>::new(), "{command}");
+    }
+    // A sourced file may set it: only the sourced file is reached.
+    assert_eq!(
+        reached("D=t; . ./env.sh; sh \"$D/check.sh\"", &[]),
+        ["env.sh"]
+    );
+    // Bounded: a value that doubles at each assignment is unknown past its bound.
+    let mut doubling = String::from("D0=t\n");
+    for i in 1..16 {
+        doubling.push_str(&format!("D{i}=\"$D{}$D{}\"\n", i - 1, i - 1));
+    }
+    doubling.push_str("sh \"$D15/check.sh\"\nsh \"$D2/check.sh\"\n");
+    assert_eq!(reached(&doubling, &[]), ["tttt/check.sh"]);
+}
+
+#[test]
+fn a_package_manager_runs_the_package_json_scripts_named() {
+    let package = r#"{"scripts": {"pretest": "sh t/pre.sh", "test": "sh t/check.sh && npm run lint",
+        "posttest": "./t/post.sh", "lint": "sh t/lint.sh", "build": "cd t && sh build.sh",
+        "loop": "npm run loop", "install": "sh t/install.sh"}}"#;
+    let files: &[(&str, &str)] = &[
+        ("package.json", package),
+        (
+            "web/package.json",
+            r#"{"scripts": {"test": "sh check.sh"}}"#,
+        ),
+        ("bad/package.json", "{\"scripts\": "),
+    ];
+    let npm_test: &[&str] = &["t/pre.sh", "t/check.sh", "t/post.sh", "t/lint.sh"];
+    let cases: [(&str, &[&str]); 29] = [
+        ("npm test", npm_test),
+        ("npm t", npm_test),
+        ("npm tst -- --verbose", npm_test),
+        ("npm -s test", npm_test),
+        ("npm run test", npm_test),
+        ("npm run-script build", &["t/build.sh"]),
+        ("npm run build --if-present", &["t/build.sh"]),
+        ("yarn build", &["t/build.sh"]),
+        ("yarn run build", &["t/build.sh"]),
+        ("yarn test", &["t/check.sh", "t/lint.sh"]),
+        ("pnpm build", &["t/build.sh"]),
+        ("pnpm run build", &["t/build.sh"]),
+        ("pnpm test", &["t/check.sh", "t/lint.sh"]),
+        ("cd web && npm test", &["web/check.sh"]),
+        ("cd web/src && yarn test", &["web/check.sh"]),
+        ("cd lib && pnpm run build", &["t/build.sh"]),
+        ("npm --prefix web test", &["web/check.sh"]),
+        ("yarn --cwd=web test", &["web/check.sh"]),
+        ("pnpm -C web test", &["web/check.sh"]),
+        ("npm run loop", &[]),
+        // No script, a package manager's own command, one not known, no package.json.
+        ("npm run nope", &[]),
+        ("npm install && yarn install && pnpm install && yarn", &[]),
+        (
+            "npm run \"$X\" && npm test --workspace a && pnpm -r test",
+            &[],
+        ),
+        ("npm run build -w a && yarn test --filter=a", &[]),
+        ("yarn workspaces run test && pnpm why x", &[]),
+        ("npm --prefix /tmp test && npm --prefix .. test", &[]),
+        ("cd bad && npm test", &[]),
+        ("cd /tmp && npm test", &[]),
+        ("cd .. && npm test", &[]),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(reached(command, files), expected, "{command}");
+    }
+    assert_eq!(reached("npm test", &[]), Vec::<String>::new());
+}
+
 /// Any text, as a command, a script it reaches or a makefile, is read to an end without a
 /// panic, and what is reached stays within the bounds: an agent chooses every byte of it.
 #[test]
@@ -253,6 +465,17 @@ fn any_text_is_read_within_bounds() {
         Just("X=$(".to_string()),
         Just("all: x\n\tsh x.sh".to_string()),
         Just("é😀".to_string()),
+        Just("<".to_string()),
+        Just("sh -s <".to_string()),
+        Just("D=t".to_string()),
+        Just("\"$D/".to_string()),
+        Just("${D}".to_string()),
+        Just("export".to_string()),
+        Just("npm test".to_string()),
+        Just("cat x.sh |".to_string()),
+        Just("yarn run".to_string()),
+        Just("pnpm -C".to_string()),
+        Just(r#"{"scripts":{"test":"sh x.sh","pretest":"npm test"}}"#.to_string()),
         ".{0,6}",
     ];
     let text = prop::collection::vec(word, 0..24).prop_map(|words| words.join(" "));
