@@ -38,7 +38,14 @@ enum Through<P> {
 /// non-blocking, since a terminal's or a file's description may be shared with the shell
 /// that started us.
 fn through<P>(fd: impl AsFd, pipe: impl Fn(OwnedFd) -> io::Result<P>) -> Option<Through<P>> {
-    let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd).ok()?.st_mode);
+    let stat = rustix::fs::fstat(&fd).ok()?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    // Shared with stderr (`2>&1` into one pipe): a write to stderr made non-blocking would
+    // fail when that pipe is full, and `eprintln!` panics on a failed write.
+    let errors = rustix::fs::fstat(std::io::stderr()).ok();
+    if errors.is_some_and(|e| (e.st_dev, e.st_ino) == (stat.st_dev, stat.st_ino)) {
+        return None;
+    }
     let flags = rustix::fs::fcntl_getfl(&fd).ok()?;
     let restore = || -> Option<Restore> {
         Some(Restore {

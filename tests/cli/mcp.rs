@@ -1126,6 +1126,23 @@ fn the_server_answers_alike_over_sockets_and_files() {
         );
     }
 
+    // Stdout and stderr one pipe (`2>&1`): tokio's stdio keeps stderr blocking.
+    let (reader_end, writer_end) = std::io::pipe().unwrap();
+    let mut child = repo
+        .command(BIN, ["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(writer_end.try_clone().unwrap())
+        .stderr(writer_end)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut { reader_end }, &mut said).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(read(&said), expected, "{said}");
+
     // Files: the whole session read from one, the answers written to another.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("in"), &input).unwrap();
