@@ -333,14 +333,16 @@ fn ends_the_turn(last: &str, said: &str) -> bool {
 }
 
 fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| EngineError::Internal("the stop record has no directory".into()))?;
-    std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
     let bytes = serde_json::to_vec(record).map_err(|e| EngineError::Internal(e.to_string()))?;
     if crate::store::overwrite(path, &bytes) {
         return Ok(());
     }
+    // Only the first record needs its directory made: a stop that finds its record skips
+    // the `mkdir`.
+    let dir = path
+        .parent()
+        .ok_or_else(|| EngineError::Internal("the stop record has no directory".into()))?;
+    std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
     // The first record, or something else in its place: whole or not at all, and whatever
     // was there replaced, not written through. The temporary name is this process's, so two
     // stops of one session at once each rename a whole record (the last one stands).

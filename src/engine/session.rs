@@ -153,6 +153,19 @@ impl Session {
         Ok(session)
     }
 
+    /// The tree `git add --all && git write-tree` would make of the working tree, the
+    /// user's staging area left alone: git adds into a scratch copy of the index, and the
+    /// tree is written from that copy in-process where the store reads its form, else by
+    /// git (src/store/index_tree.rs).
+    pub fn worktree_tree(&self) -> Result<String, EngineError> {
+        let scratch = self.git.index_with_all(&self.store.index_path())?;
+        // An error here is git's to meet and say again, in its own words.
+        if let Ok(Some(tree)) = self.store.tree_of_index(&scratch) {
+            return Ok(tree.to_string());
+        }
+        Ok(self.git.tree_of_index(&scratch)?)
+    }
+
     /// The environment the test, gate and review commands run in (docs/integrity.md,
     /// "Hermetic verification").
     pub fn command_env(&self) -> Result<&CommandEnv, EngineError> {

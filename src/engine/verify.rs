@@ -286,7 +286,7 @@ pub fn protected_worktree_changes(
             return Ok(Vec::new());
         }
     }
-    let tree = session.git.worktree_tree(&session.store.index_path())?;
+    let tree = session.worktree_tree()?;
     protected_changes(session, Some(state), config, &tree)
 }
 

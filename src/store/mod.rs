@@ -18,6 +18,7 @@ mod files;
 mod fingerprint;
 mod flocks;
 mod history;
+mod index_tree;
 mod layout;
 mod locks;
 mod loose;

@@ -85,7 +85,7 @@ fn checkpoint_locked(
     session.require_pr_branch(state, "checkpoint", "")?;
 
     let config = session.load_config(Some(state))?.config;
-    let tree = session.git.worktree_tree(&session.store.index_path())?;
+    let tree = session.worktree_tree()?;
     let head = session.store.head_commit()?;
     if let Some(head) = &head
         && let Some(report) = recover(session, &snap, head)?

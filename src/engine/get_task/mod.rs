@@ -494,7 +494,7 @@ fn review(
     let config = facts.config();
     // The reviewer runs from the working tree: an edited review script would review as the
     // agent likes (docs/integrity.md).
-    let tree = session.git.worktree_tree(&session.store.index_path())?;
+    let tree = session.worktree_tree()?;
     let protected = protected_changes(session, Some(&snap.state), config, &tree)?;
     if !protected.is_empty() {
         return Ok(Event::ReviewFailed {

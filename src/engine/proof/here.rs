@@ -66,7 +66,7 @@ pub(super) fn gates_here(
     let changed_during = match tree {
         Some(tree) if failed.is_none() && !config.preflight.is_empty() => match recheck {
             Recheck::WorktreeTree => {
-                let after = session.git.worktree_tree(&session.store.index_path())?;
+                let after = session.worktree_tree()?;
                 if after == tree {
                     Vec::new()
                 } else {

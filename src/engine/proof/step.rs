@@ -31,7 +31,7 @@ pub(super) fn step_test(
     take_tree: bool,
 ) -> Result<StepRun, EngineError> {
     let before = if take_tree {
-        Some(session.git.worktree_tree(&session.store.index_path())?)
+        Some(session.worktree_tree()?)
     } else {
         None
     };
@@ -69,7 +69,7 @@ pub(super) fn red_pin(
         Err(why) => return Ok(not_a_test(why)),
     };
     let store = &session.store;
-    let tree = session.git.worktree_tree(&store.index_path())?;
+    let tree = session.worktree_tree()?;
     // In-process: a RED that fails as it should is on the write path.
     let start_tree = store.tree_of(start)?;
     let main_tree = store.tree_of(main).ok();
@@ -287,7 +287,7 @@ pub(super) fn red_rerun(
         let runners = red::runners(red_test.paths, red_test.hooks);
         let tree = match &green {
             Some(tree) => tree.clone(),
-            None => session.git.worktree_tree(&store.index_path())?,
+            None => session.worktree_tree()?,
         };
         runner.extend(pytest_hooks::runner_files(
             session,
@@ -398,7 +398,7 @@ pub(super) fn red_rerun(
             };
             let green = match green {
                 Some(tree) => tree,
-                None => session.git.worktree_tree(&store.index_path())?,
+                None => session.worktree_tree()?,
             };
             let scratch = Scratch::new(session, "HEAD", &green)?;
             scratch.put(pinned, &put_back)?;
@@ -491,7 +491,7 @@ pub(super) fn step_gates(
         .filter(|_| !config.preflight.is_empty());
     let changed_by_test = match before {
         Some(before) => {
-            let after_test = session.git.worktree_tree(&session.store.index_path())?;
+            let after_test = session.worktree_tree()?;
             if after_test == before {
                 Vec::new()
             } else {

@@ -67,7 +67,7 @@ pub struct Git {
     /// The `git` program, by absolute path (docs/integrity.md, "Hermetic verification").
     program: Program,
     /// Files (from the top of the working tree) that are never part of the agent's work:
-    /// [`Git::add_all`] and [`Git::worktree_tree`] leave them as the index has them.
+    /// [`Git::add_all`] and [`Git::index_with_all`] leave them as the index has them.
     left_out: Vec<String>,
     /// Blind to the caller's repository and configuration ([`Git::isolated`]).
     isolated: bool,
@@ -194,7 +194,7 @@ impl Git {
     }
 
     /// This git, leaving `paths` out of the agent's work ([`Git::add_all`],
-    /// [`Git::worktree_tree`]).
+    /// [`Git::index_with_all`]).
     pub fn leaving_out(mut self, paths: impl IntoIterator<Item = String>) -> Self {
         self.left_out = paths.into_iter().collect();
         self

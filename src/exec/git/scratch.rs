@@ -105,40 +105,49 @@ fn open_up_all(dir: &Path) {
 }
 
 impl Git {
-    /// The tree `git add --all && git write-tree` would produce (the files left out as the
-    /// index has them), computed in a scratch copy of the index so the user's staging area is
-    /// left alone.
-    pub fn worktree_tree(&self, index: &Path) -> Result<String, GitError> {
+    /// `git write-tree` of the index file at `index`.
+    pub fn tree_of_index(&self, index: &Path) -> Result<String, GitError> {
+        let tree = self.run_with_index(index, ["write-tree"])?;
+        Ok(tree.trim().to_string())
+    }
+
+    /// A scratch copy of the index at `index` after `git add --all` (the files left out as
+    /// the index has them), removed when dropped: the user's staging area is left alone.
+    pub fn index_with_all(&self, index: &Path) -> Result<tempfile::TempPath, GitError> {
         // Beside the index, inside the git directory: a command killed mid-way leaves its
         // copy where the next one clears it, not in the system's temp dir.
         let dir = index.parent().unwrap_or(Path::new(".")).join(SCRATCH_DIR);
         std::fs::create_dir_all(&dir).map_err(|e| io_error("create a scratch index", e))?;
         remove_abandoned_scratch(&dir);
-        let scratch = tempfile::Builder::new()
+        let mut scratch = tempfile::Builder::new()
             .prefix(&format!("index-{}-", std::process::id()))
             .tempfile_in(&dir)
             .map_err(|e| io_error("create a scratch index", e))?;
-        if index.exists() {
-            std::fs::copy(index, scratch.path()).map_err(|e| io_error("copy the index", e))?;
+        if let Ok(mut original) = std::fs::File::open(index) {
+            // Written through the new file's own handle, not `fs::copy`, which opens it again
+            // with `O_TRUNC`: ext4 flushes a file cut to nothing when it is closed
+            // (`auto_da_alloc`), a disk write on every call that takes the tree.
+            std::io::copy(&mut original, scratch.as_file_mut())
+                .map_err(|e| io_error("copy the index", e))?;
             // git re-reads a file changed in the same instant the index was written only if it
             // can tell ("racy git", by the index's mtime). A copy made now would look newer
             // than such a change, and the change would be missed: the copy keeps the mtime.
-            let modified = std::fs::metadata(index)
+            let modified = original
+                .metadata()
                 .and_then(|m| m.modified())
                 .map_err(|e| io_error("read the index's time", e))?;
-            std::fs::File::options()
-                .write(true)
-                .open(scratch.path())
-                .and_then(|f| f.set_modified(modified))
+            scratch
+                .as_file()
+                .set_modified(modified)
                 .map_err(|e| io_error("keep the index's time", e))?;
         } else {
             // An empty file is not a valid index; git treats a missing one as empty.
             std::fs::remove_file(scratch.path())
                 .map_err(|e| io_error("prepare a scratch index", e))?;
         }
-        self.run_with_index(scratch.path(), self.add_all_args())?;
-        let tree = self.run_with_index(scratch.path(), ["write-tree"])?;
-        Ok(tree.trim().to_string())
+        let scratch = scratch.into_temp_path();
+        self.run_with_index(&scratch, self.add_all_args())?;
+        Ok(scratch)
     }
 
     /// Records the working tree's files as they are now in the index file `shadow` (made
