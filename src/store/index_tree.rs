@@ -52,8 +52,8 @@ impl Store {
         let mut write = |tree: gix::objs::Tree| -> Result<ObjectId, StoreError> {
             Ok(repo.write_object(&tree).map_err(git_err)?.detach())
         };
-        let has_blob = |id: &ObjectId| repo.has_object(id);
-        build(&parsed, &mut write, &has_blob)
+        let has_object = |id: &ObjectId| repo.has_object(id);
+        build(&parsed, &mut write, &has_object)
     }
 }
 
@@ -269,15 +269,16 @@ fn plain_path(path: &[u8]) -> bool {
         })
 }
 
-/// The root tree of `parsed`, each tree not held valid by the cache written with `write`;
+/// The root tree of `parsed`, each tree not held valid by the cache (or not in the objects)
+/// written with `write`;
 /// `None` where a blob it names is not in the objects (`git write-tree` then fails, saying
 /// so, which the caller leaves to it).
 fn build(
     parsed: &Parsed,
     write: &mut impl FnMut(gix::objs::Tree) -> Result<ObjectId, StoreError>,
-    has_blob: &impl Fn(&ObjectId) -> bool,
+    has_object: &impl Fn(&ObjectId) -> bool,
 ) -> Result<Option<ObjectId>, StoreError> {
-    build_dir(parsed, b"", &parsed.entries, write, has_blob)
+    build_dir(parsed, b"", &parsed.entries, write, has_object)
 }
 
 fn build_dir(
@@ -285,11 +286,13 @@ fn build_dir(
     dir: &[u8],
     entries: &[IndexEntry],
     write: &mut impl FnMut(gix::objs::Tree) -> Result<ObjectId, StoreError>,
-    has_blob: &impl Fn(&ObjectId) -> bool,
+    has_object: &impl Fn(&ObjectId) -> bool,
 ) -> Result<Option<ObjectId>, StoreError> {
-    // A valid cached tree stands for exactly the entries it covers, as git takes it.
+    // A valid cached tree stands for exactly the entries it covers, as git takes it where
+    // the objects hold it (cache-tree.c's `update_one`); else it is written again.
     if let Some((count, id)) = parsed.cached.get(dir)
         && *count == entries.len()
+        && has_object(id)
     {
         return Ok(Some(*id));
     }
@@ -301,7 +304,7 @@ fn build_dir(
         };
         match rest.iter().position(|b| *b == b'/') {
             None => {
-                if entry.kind != EntryKind::Commit && !has_blob(&entry.id) {
+                if entry.kind != EntryKind::Commit && !has_object(&entry.id) {
                     return Ok(None);
                 }
                 tree.push(Entry {
@@ -333,7 +336,7 @@ fn build_dir(
                     .take_while(|e| e.path.starts_with(&sub))
                     .count();
                 let below = entries.get(at..at + len).unwrap_or_default();
-                let Some(id) = build_dir(parsed, &sub, below, write, has_blob)? else {
+                let Some(id) = build_dir(parsed, &sub, below, write, has_object)? else {
                     return Ok(None);
                 };
                 tree.push(Entry {

@@ -300,3 +300,27 @@ fn trees_git_holds_valid_are_taken_not_written_again() {
     assert_eq!(names, ["c", "b,d", "a,e"]);
     assert_eq!(got.map(|id| id.to_string()), Some(git_tree(dir)));
 }
+
+/// A cached tree the objects lack (an index someone wrote by hand) is not taken: git
+/// writes that directory's tree again, and so does this reader.
+#[test]
+fn a_cached_tree_the_objects_lack_is_written_again() {
+    let (temp, _) = repo_with_a_commit();
+    let dir = temp.path();
+    put(dir, "a/b", 0, "x");
+    git(dir, &["add", "--all"]);
+    let root = git_tree(dir);
+    let mut parsed =
+        parse(&std::fs::read(dir.join(".git/index")).expect("index"), 20).expect("read");
+    let gone = ObjectId::from_hex(b"1234567890123456789012345678901234567890").expect("hex");
+    for (_, id) in parsed.cached.values_mut() {
+        *id = gone;
+    }
+    let store = Store::discover(dir, "main").expect("store");
+    let repo = store.repo().expect("repo");
+    let mut write = |tree: gix::objs::Tree| -> Result<ObjectId, StoreError> {
+        Ok(repo.write_object(&tree).expect("write").detach())
+    };
+    let got = build(&parsed, &mut write, &|id| repo.has_object(id)).expect("built");
+    assert_eq!(got.map(|id| id.to_string()), Some(root));
+}
