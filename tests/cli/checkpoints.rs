@@ -34,6 +34,49 @@ fn a_checkpoint_right_after_a_passing_submit_does_not_run_preflight_again() {
     let _ = std::fs::remove_file(&counter);
 }
 
+/// The tree a passing submit records is written in-process from the index git made
+/// (src/store/index_tree.rs), or by git for the forms that reader leaves to it; either way
+/// it is the tree git commits: with index version 4 (paths written as changes to the one
+/// before), a split index and an untracked cache, the checkpoint still finds exactly the
+/// verified tree, and its commit is recorded.
+#[test]
+fn the_verified_tree_is_the_one_git_commits_whatever_the_index_s_form() {
+    for settings in [
+        &[("index.version", "4")][..],
+        &[("core.splitIndex", "true"), ("core.untrackedCache", "true")][..],
+        &[("feature.manyFiles", "true")][..],
+    ] {
+        let (repo, counter) = counting_repo();
+        for (key, value) in settings {
+            repo.git(&["config", key, value]);
+        }
+        // A directory and a file whose names sort around `/`, an executable and a link.
+        repo.write("add.sh", "echo 5\n");
+        repo.write("lib/a-b.sh", "x\n");
+        repo.write("lib/a/c.sh", "y\n");
+        repo.write("lib/a0", "z\n");
+        std::os::unix::fs::symlink("add.sh", repo.dir().join("lib/link")).expect("link");
+        std::fs::set_permissions(
+            repo.dir().join("lib/a0"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("chmod");
+        repo.submit_test("sh add.sh", None).expect(0);
+        let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
+        assert!(
+            out.contains("preflight: passed on exactly this tree with these gates before"),
+            "{settings:?}: {out}"
+        );
+        assert_eq!(runs(&counter), 1, "{settings:?}");
+        assert_eq!(
+            repo.state()["verified_tree"],
+            serde_json::json!(repo.git(&["rev-parse", "HEAD^{tree}"]).trim()),
+            "{settings:?}"
+        );
+        let _ = std::fs::remove_file(&counter);
+    }
+}
+
 #[test]
 fn a_checkpoint_of_a_different_tree_runs_preflight() {
     let (repo, counter) = counting_repo();
