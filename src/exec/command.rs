@@ -109,9 +109,9 @@ fn run(
         Ran::Done(output) => return Ok(output),
         Ran::NoRunner(pipes) => pipes,
     };
-    let spawn = |program: &str, script: Option<&str>| {
+    let spawn = |program: &std::ffi::OsStr, script: Option<&str>, arg0: Option<&str>| {
         spawn_in_group(
-            program,
+            (program, arg0),
             script,
             dir,
             env,
@@ -126,10 +126,17 @@ fn run(
     // POSIX puts sh at /bin/sh; naming it skips a PATH search on every run.
     // A confined command always starts as sh's: the confinement starts, whether or not the
     // program would, so a failed start could not fall back to sh.
-    let direct = plain_program(command).filter(|_| env.confinement().is_none());
-    let mut child = match direct.map(|program| spawn(program, None)) {
+    // The program is looked up here, in the command's PATH, and started by its path: std
+    // starts a program it must look up in a PATH of the child's own with `fork` (a copy of
+    // this process's page tables, and a fault on every page either side writes before the
+    // `exec`), one it is given by path with `posix_spawn` (`vfork`). Not found: sh's.
+    let own_path = options.vars.iter().any(|(key, _)| key == "PATH");
+    let direct = plain_program(command)
+        .filter(|_| env.confinement().is_none() && !own_path)
+        .and_then(|program| Some((program, env.find(program)?)));
+    let mut child = match direct.map(|(name, path)| spawn(path.as_os_str(), None, Some(name))) {
         Some(Ok(child)) => child,
-        _ => spawn(super::env::SH, Some(command))?,
+        _ => spawn(std::ffi::OsStr::new(super::env::SH), Some(command), None)?,
     };
     // Only the child's copies of the pipes' write ends may remain, so that the readers see
     // EOF when the group is gone.
@@ -184,7 +191,7 @@ fn run(
 /// own in `dir`, with `env` and `options`' variables, its output into the `writers`; through
 /// the confinement's own commands when `env` confines.
 fn spawn_in_group(
-    program: &str,
+    (program, arg0): (&std::ffi::OsStr, Option<&str>),
     script: Option<&str>,
     dir: &Path,
     env: &CommandEnv,
@@ -200,10 +207,13 @@ fn spawn_in_group(
                 .flatten()
                 .map(std::ffi::OsString::as_os_str)
                 .collect();
-            confinement.command(std::ffi::OsStr::new(program), &args, dir)?
+            confinement.command(program, &args, dir)?
         }
         None => {
             let mut cmd = Command::new(program);
+            if let Some(arg0) = arg0 {
+                cmd.arg0(arg0);
+            }
             if let Some(script) = script {
                 cmd.arg("-c").arg(script);
             }

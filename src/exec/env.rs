@@ -157,9 +157,17 @@ impl CommandEnv {
         &self.path
     }
 
+    /// Where `program` (a bare name) is on [`Self::path`], as `execvp` would find it: the
+    /// first entry holding an executable file of that name.
+    pub fn find(&self, program: &str) -> Option<PathBuf> {
+        std::env::split_paths(&self.path)
+            .map(|dir| dir.join(program))
+            .find(|candidate| is_executable(candidate))
+    }
+
     /// True when an executable `program` is on [`Self::path`]: what a command naming it runs.
     pub fn finds(&self, program: &str) -> bool {
-        std::env::split_paths(&self.path).any(|dir| is_executable(&dir.join(program)))
+        self.find(program).is_some()
     }
 
     /// Applies this environment to `cmd`: our PATH, and no `GIT_*` variable of the caller's
