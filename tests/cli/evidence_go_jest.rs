@@ -22,7 +22,7 @@ fn config(command: &str, extra: &str) -> String {
 
 /// `repo` with `files` and the configuration committed on main, the master plan's PR
 /// (multiply) submitted and its first step taken.
-fn project(files: &[(&str, &str)], command: &str, extra: &str) -> TestRepo {
+pub(crate) fn project(files: &[(&str, &str)], command: &str, extra: &str) -> TestRepo {
     let repo = TestRepo::empty();
     for (path, content) in files {
         repo.write(path, content);
@@ -36,7 +36,7 @@ fn project(files: &[(&str, &str)], command: &str, extra: &str) -> TestRepo {
 }
 
 /// The final note on the squashed commit.
-fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
+pub(crate) fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
     let text = repo.git(&["notes", "--ref=orchestrator", "show", commit]);
     text.lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
@@ -47,7 +47,7 @@ fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
 /// A GREEN step refused: its RED test passes (exit 0) without its pinned test passing, and
 /// the refusal says why (`why` is how its reason begins).
 #[track_caller]
-fn green_refused(repo: &TestRepo, command: &str, why: &str) {
+pub(crate) fn green_refused(repo: &TestRepo, command: &str, why: &str) {
     let out = repo.submit_test(command, None);
     out.expect(1);
     assert!(
@@ -64,7 +64,13 @@ fn green_refused(repo: &TestRepo, command: &str, why: &str) {
 /// The honest twin through the end: GREEN, the squash proven by the final check with the
 /// pinned test by id, the merge, and `attest` in a fresh clone saying the same (the run on
 /// the base exited `base`).
-fn proven_by_id(repo: &TestRepo, command: &str, base: i32, evidence: &str, pinned: &str) {
+pub(crate) fn proven_by_id(
+    repo: &TestRepo,
+    command: &str,
+    base: i32,
+    evidence: &str,
+    pinned: &str,
+) {
     crate::oracle::green(repo, command);
     squash(repo);
     let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
@@ -93,7 +99,7 @@ fn proven_by_id(repo: &TestRepo, command: &str, base: i32, evidence: &str, pinne
 }
 
 /// A clone of `repo` with its workflow refs, as CI has it.
-fn fresh_clone(repo: &TestRepo) -> TestRepo {
+pub(crate) fn fresh_clone(repo: &TestRepo) -> TestRepo {
     let ci = TestRepo::clone_of(&repo.path);
     ci.git(&[
         "fetch",
@@ -105,7 +111,7 @@ fn fresh_clone(repo: &TestRepo) -> TestRepo {
 }
 
 /// The files a cheating GREEN step writes.
-type Cheat = Vec<(&'static str, String)>;
+pub(crate) type Cheat = Vec<(&'static str, String)>;
 
 // ---- Go ----
 

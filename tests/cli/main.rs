@@ -34,6 +34,7 @@ mod evidence_cargo;
 mod evidence_go_jest;
 mod evidence_hooks;
 mod evidence_hooks_config;
+mod evidence_mocha;
 mod evidence_wrapper;
 mod hooks;
 mod idle;

@@ -49,6 +49,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static SSLIB: OnceLock<Option<PathBuf>> = OnceLock::new();
     static MUTMUT: OnceLock<Option<PathBuf>> = OnceLock::new();
     static JEST: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static MOCHA: OnceLock<Option<PathBuf>> = OnceLock::new();
     static COSMIC_RAY: OnceLock<Option<PathBuf>> = OnceLock::new();
     static STRYKER: OnceLock<Option<PathBuf>> = OnceLock::new();
     static CARGO_MUTANTS: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -79,6 +80,9 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         "mutmut" => (&MUTMUT, "mutmut[patch]", "2.5.1", "mutmut", name),
         // tests/cli/evidence_go_jest.rs: jest's `--json --outputFile` report.
         "jest" => (&JEST, "jest", "29.7.0", "jest", name),
+        // tests/cli/evidence_mocha.rs: mocha's `--reporter json` report, which names each
+        // test's file (11.x: Node 18 and 20).
+        "mocha" => (&MOCHA, "mocha", "11.7.5", "mocha", name),
         // The other Python mutation tool docs/integrity.md names (tests/cli/adequacy.rs).
         "cosmic-ray" => (&COSMIC_RAY, "cosmic-ray", "8.7.0", "cosmic-ray", name),
         // The JavaScript one (tests/cli/adequacy_stryker.rs): 9.x, the last for Node 20.

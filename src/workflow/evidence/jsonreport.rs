@@ -44,13 +44,19 @@ pub fn jest(bytes: &[u8]) -> Result<(BTreeMap<String, Outcome>, Files), String> 
     Ok((tests, of))
 }
 
-/// mocha's `json` reporter: `passes`, `failures` and `pending`, by full title.
-pub fn mocha(bytes: &[u8]) -> Result<BTreeMap<String, Outcome>, String> {
+/// mocha's `json` reporter: `passes`, `failures` and `pending`, by full title, and the file
+/// of each where the report names one (mocha's `file`, absolute: the caller makes it
+/// relative to the run's directory). A title in two files is in both, at its worse outcome.
+/// `None` for the files when no test in the report names one (a mocha that does not):
+/// nothing is tied to a file then.
+pub fn mocha(bytes: &[u8]) -> Result<(BTreeMap<String, Outcome>, Option<Files>), String> {
     let report: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     if !report["stats"].is_object() {
         return Err("it has no stats".into());
     }
     let mut tests = BTreeMap::new();
+    let mut of = Files::new();
+    let mut named = false;
     for (list, outcome) in [
         ("passes", Outcome::Passed),
         ("pending", Outcome::Skipped),
@@ -58,11 +64,19 @@ pub fn mocha(bytes: &[u8]) -> Result<BTreeMap<String, Outcome>, String> {
     ] {
         for test in report[list].as_array().into_iter().flatten() {
             let title = test["fullTitle"].as_str().unwrap_or_default().to_string();
+            if let Some(file) = test["file"].as_str() {
+                named = true;
+                if !file.is_empty() {
+                    of.entry(title.clone())
+                        .or_default()
+                        .insert(file.to_string());
+                }
+            }
             let merged = tests
                 .get(&title)
                 .map_or(outcome, |o: &Outcome| o.worst(outcome));
             tests.insert(title, merged);
         }
     }
-    Ok(tests)
+    Ok((tests, named.then_some(of)))
 }

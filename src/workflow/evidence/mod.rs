@@ -274,7 +274,8 @@ pub struct Evidence {
     pub kind: Kind,
     pub tests: BTreeMap<String, Outcome>,
     /// The files its tests are in, where the runner names them (pytest's `xunit1` JUnit
-    /// report, jest's report, cargo's `Running <file>` lines); `None` where it does not.
+    /// report, jest's and mocha's reports, cargo's `Running <file>` lines); `None` where it
+    /// does not.
     pub files: Option<Files>,
     /// A report was asked for and none came, or it could not be read: why. Such a run has
     /// no evidence: it ended before its runner reported.
@@ -392,7 +393,7 @@ pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
             ReportAsk::Jest | ReportAsk::Vitest => {
                 jsonreport::jest(bytes).map(|(tests, files)| (tests, Some(files)))
             }
-            ReportAsk::Mocha => jsonreport::mocha(bytes).map(|tests| (tests, None)),
+            ReportAsk::Mocha => jsonreport::mocha(bytes),
         };
         return match parsed {
             Ok((tests, files)) => Evidence {
@@ -705,8 +706,9 @@ fn by_files(evidence: &Evidence, files: &[String]) -> Result<(Kind, Vec<String>)
 }
 
 /// True when `path` is where the runner of `kind` finds tests by default: pytest's
-/// `test_*.py` and `*_test.py`; jest's `*.test.*`, `*.spec.*` and `__tests__/`; cargo's
-/// integration tests (`tests/<name>.rs`, `tests/<name>/main.rs`). A pinned file that is none
+/// `test_*.py` and `*_test.py`; jest's `*.test.*`, `*.spec.*` and `__tests__/`; mocha's
+/// scripts under `test/` (its default), `tests/`, `spec/` or `__tests__/`, and its `*.test.*`
+/// and `*.spec.*` scripts; cargo's integration tests (`tests/<name>.rs`, `tests/<name>/main.rs`). A pinned file that is none
 /// of them (a helper, a fixture) may hold no test.
 fn holds_tests(kind: Kind, path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
@@ -718,6 +720,20 @@ fn holds_tests(kind: Kind, path: &str) -> bool {
         }
         Kind::JestJson => {
             name.contains(".test.") || name.contains(".spec.") || parts.contains(&"__tests__")
+        }
+        // mocha's default spec is `./test/*.{js,cjs,mjs}`; a configured one is most often a
+        // `spec` directory or `*.spec.*`/`*.test.*` files.
+        Kind::MochaJson => {
+            let script = [".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx"]
+                .iter()
+                .any(|ext| name.ends_with(ext));
+            let dirs = &parts[..parts.len().saturating_sub(1)];
+            script
+                && (name.contains(".test.")
+                    || name.contains(".spec.")
+                    || dirs
+                        .iter()
+                        .any(|d| matches!(*d, "test" | "tests" | "spec" | "__tests__")))
         }
         Kind::Libtest => {
             (name.ends_with(".rs") && parent(1) == Some(&"tests"))

@@ -197,10 +197,14 @@ fn jest_and_mocha_reports_are_read() {
     assert_eq!(tests["/r/calc.test.js::calc divides"], Outcome::Xfail);
     assert_eq!(tests["/r/broken.test.js"], Outcome::Error);
     let mocha = br#"{"stats":{"tests":2},"passes":[{"fullTitle":"calc adds"}],"pending":[{"fullTitle":"calc divides"}],"failures":[{"fullTitle":"calc muls"}]}"#;
-    let tests = jsonreport::mocha(mocha).expect("mocha");
+    let (tests, files) = jsonreport::mocha(mocha).expect("mocha");
     assert_eq!(tests["calc adds"], Outcome::Passed);
     assert_eq!(tests["calc divides"], Outcome::Skipped);
     assert_eq!(tests["calc muls"], Outcome::Failed);
+    assert_eq!(
+        files, None,
+        "a report that names no file ties no test to one"
+    );
     assert!(jsonreport::jest(b"[]").is_err());
 }
 
@@ -912,4 +916,173 @@ fn a_pinned_test_reported_only_from_another_file_is_no_pass() {
         &[("tests.test_mul::test_mul", Passed, "tests/test_mul.py")],
     );
     assert_eq!(from_pinned_files(&own, &module), None);
+}
+
+/// mocha's JSON report as mocha 11 writes it (`file` absolute), run in `/w/a`.
+fn mocha_report(tests: &[(&str, &str, &str)]) -> Vec<u8> {
+    let list = |kind: &str| {
+        tests
+            .iter()
+            .filter(|(k, _, _)| *k == kind)
+            .map(|(_, title, file)| {
+                format!(r#"{{"title":"t","fullTitle":"{title}","file":"/w/a/{file}","err":{{}}}}"#)
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    format!(
+        r#"{{"stats":{{"tests":{}}},"tests":[],"passes":[{}],"pending":[{}],"failures":[{}]}}"#,
+        tests.len(),
+        list("passed"),
+        list("pending"),
+        list("failed")
+    )
+    .into_bytes()
+}
+
+fn mocha_run(tests: &[(&str, &str, &str)]) -> Evidence {
+    read(
+        &request("npx mocha"),
+        &ReportFile::Written(mocha_report(tests)),
+        b"",
+    )
+    .relative_to(&["/w/a".to_string()])
+}
+
+/// mocha names each test's file: a title is tied to it, relative to the run's directory;
+/// the RED run records it for the pinned test, and a later run that reports that title
+/// passing only from another file (the pinned file no longer loaded, the title reused
+/// elsewhere) is no pass, at GREEN and at the end alike.
+#[test]
+fn a_mocha_test_is_held_to_the_file_it_failed_in() {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    let at_red = mocha_run(&[
+        ("passed", "adds", "test/add.js"),
+        ("failed", "calc muls", "test/mul.js"),
+    ]);
+    assert_eq!(at_red.kind, Kind::MochaJson);
+    let pinned = pinned_on_base(&at_red).expect("pinned").expect("by id");
+    assert_eq!(pinned, strings(&["calc muls"]));
+    let recorded = files_of(&at_red, &pinned);
+    assert_eq!(
+        recorded,
+        BTreeMap::from([("calc muls".to_string(), strings(&["test/mul.js"]))])
+    );
+    let honest = mocha_run(&[
+        ("passed", "adds", "test/add.js"),
+        ("passed", "calc muls", "test/mul.js"),
+    ]);
+    assert_eq!(from_pinned_files(&honest, &recorded), None);
+    let elsewhere = mocha_run(&[
+        ("passed", "adds", "test/add.js"),
+        ("passed", "calc muls", "test/other.js"),
+    ]);
+    assert_eq!(
+        passes(&elsewhere, Some(&pinned), &strings(&["test/mul.js"])),
+        Ok((Kind::MochaJson, pinned.clone())),
+        "by id alone it passes"
+    );
+    assert_eq!(
+        from_pinned_files(&elsewhere, &recorded).map(|s| s.to_string()),
+        Some(
+            "the pinned test `calc muls` is reported from test/other.js, not from test/mul.js, \
+             where the RED run reported it failing: a test of the same name in another file is \
+             another test"
+                .into()
+        )
+    );
+    let ok = ExitRecord::Code(0);
+    let failed = ExitRecord::Code(1);
+    assert_eq!(
+        red_proven((&at_red, failed), (&elsewhere, ok), &[]).map_err(|(s, _)| s.to_string()),
+        Err(
+            "the pinned test `calc muls` is reported from test/other.js, not from test/mul.js, \
+             where it failed on the base: it is another test of the same name"
+                .into()
+        )
+    );
+    assert_eq!(
+        red_proven((&at_red, failed), (&honest, ok), &[]),
+        Ok((Kind::MochaJson, pinned))
+    );
+    // In both files: the pinned file's own run of it is among them, at the worse outcome.
+    let both = mocha_run(&[
+        ("passed", "calc muls", "test/other.js"),
+        ("pending", "calc muls", "test/mul.js"),
+    ]);
+    assert_eq!(
+        passes(&both, Some(&strings(&["calc muls"])), &[]).map_err(|s| s.to_string()),
+        Err("the pinned test `calc muls` skipped, it did not pass".into())
+    );
+}
+
+/// A mocha RED run that ended before mocha reported (a test file that does not load) pins
+/// nothing by id: the tests of the pinned files must be reported passing on the final tree,
+/// tied to them by the files mocha names.
+#[test]
+fn with_nothing_pinned_mochas_tests_are_tied_to_the_pinned_files() {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    let no_report = read(&request("npx mocha"), &ReportFile::Absent, b"");
+    assert_eq!(pinned_on_base(&no_report), Ok(None));
+    let files = strings(&["mul.js", "test/mul.js"]);
+    let honest = mocha_run(&[
+        ("passed", "adds", "test/add.js"),
+        ("passed", "calc muls", "test/mul.js"),
+    ]);
+    assert_eq!(
+        passes(&honest, None, &files),
+        Ok((Kind::MochaJson, strings(&["calc muls"])))
+    );
+    let not_loaded = mocha_run(&[
+        ("passed", "adds", "test/add.js"),
+        ("passed", "calc muls", "test/other.js"),
+    ]);
+    assert_eq!(
+        passes(&not_loaded, None, &files).map_err(|s| s.to_string()),
+        Err(
+            "no test of the pinned files (test/mul.js) was reported: nothing was pinned by id \
+             (the run on the base left no per-test report), so the pinned files' tests must be \
+             reported passing"
+                .into()
+        )
+    );
+    let skipped = mocha_run(&[
+        ("passed", "adds", "test/add.js"),
+        ("pending", "calc muls", "test/mul.js"),
+    ]);
+    assert_eq!(
+        passes(&skipped, None, &files).map_err(|s| s.to_string()),
+        Err("the pinned test `calc muls` skipped, it did not pass".into())
+    );
+    // Where mocha finds tests: its default `test/`, and the usual spec names.
+    for path in [
+        "test/mul.js",
+        "test/unit/mul.cjs",
+        "spec/mul.mjs",
+        "src/mul.spec.ts",
+        "lib/mul.test.js",
+    ] {
+        assert!(holds_tests(Kind::MochaJson, path), "{path}");
+    }
+    for path in [
+        "mul.js",
+        "lib/test.js",
+        "test/fixture.json",
+        "src/testing/x.js",
+    ] {
+        assert!(!holds_tests(Kind::MochaJson, path), "{path}");
+    }
+    // A mocha that names no file: nothing to tie, the exit code is the evidence.
+    let unnamed = read(
+        &request("npx mocha"),
+        &ReportFile::Written(
+            br#"{"stats":{"tests":1},"passes":[{"fullTitle":"calc muls"}],"pending":[],"failures":[]}"#
+                .to_vec(),
+        ),
+        b"",
+    );
+    assert_eq!(
+        passes(&unnamed, None, &files),
+        Ok((Kind::ExitCodeOnly, Vec::new()))
+    );
 }
