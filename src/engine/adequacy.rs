@@ -13,8 +13,10 @@ use crate::engine::{EngineError, Session, io_error};
 use crate::exec::orphans::Reaper;
 use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
+use crate::workflow::package_scripts::{self, NotJson};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::red::is_conftest;
+use crate::workflow::shell_reach::PackageScript;
 use crate::workflow::state::ExitRecord;
 use crate::workflow::{cargo_mutants, cosmic_ray, mutate, mutmut, stryker};
 
@@ -44,6 +46,92 @@ pub(crate) struct Task<'a> {
     /// holds (src/engine/proof/adequacy.rs, `witnesses`): test code, never mutated, and
     /// among `as_squashed`'s, put in as the squash has them.
     pub witnesses: &'a [String],
+    /// The `package.json` files whose scripts a pinned RED command runs, with those scripts
+    /// as the squash has them ([`package_scripts`]).
+    pub scripts: &'a [ScriptsPut],
+}
+
+/// A `package.json` the task's end tree holds whose scripts a pinned RED command runs
+/// (`npm test`): the task's text, the scripts' names, and the text its runs use, the
+/// squash's scripts put in (`None`: the task's own), and the one they use where those fail
+/// on the task's own code ([`TaskWorktree::keep_later_lines`]).
+pub(crate) struct ScriptsPut {
+    path: String,
+    own: String,
+    names: Vec<String>,
+    as_squashed: Option<String>,
+    kept: Option<String>,
+}
+
+/// For each `package.json` among `reached`'s that `end` holds as text that reads, the
+/// scripts the RED commands reach as `squashed` has them (docs/integrity.md, "Adequacy by
+/// mutation"): the scripts are the test, and a later task that rewrites one (`"test":
+/// "true"`) would otherwise go unseen by the earlier task's measure; the rest of the file
+/// stays the task's. One the task's own text does not read is left as it is (its runs fail
+/// as its own did). `Err(why)` where the squash's file is there but does not read as JSON:
+/// the scripts the PR ends with cannot be known, so the task is not measured.
+pub(crate) fn package_scripts(
+    session: &Session,
+    reached: &[PackageScript],
+    (end, squashed): (&str, &str),
+) -> Result<Result<Vec<ScriptsPut>, String>, EngineError> {
+    let mut out = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
+    for s in reached {
+        if !packages.contains(&s.package.as_str()) {
+            packages.push(&s.package);
+        }
+    }
+    for path in packages {
+        let names = package_scripts::names_in(reached, path);
+        let file = |tree: &str| -> Result<Option<String>, EngineError> {
+            let entry = session.store.tree_entry(tree, path)?;
+            if !entry.as_ref().is_some_and(|e| {
+                matches!(
+                    e.kind,
+                    crate::store::EntryType::File | crate::store::EntryType::Executable
+                )
+            }) {
+                return Ok(None);
+            }
+            text(session, tree, path)
+        };
+        let Some(own) = file(end)? else {
+            continue;
+        };
+        let last = match session.store.tree_entry(squashed, path)? {
+            None => None,
+            Some(_) => match file(squashed)? {
+                Some(text) => Some(text),
+                None => return Ok(Err(unread_scripts(path))),
+            },
+        };
+        let put = |kept| package_scripts::as_squashed(&own, last.as_deref(), &names, kept);
+        let (as_squashed, kept) = match (put(false), put(true)) {
+            (Ok(full), Ok(kept)) => (full, kept),
+            (Err(NotJson::Own), _) | (_, Err(NotJson::Own)) => continue,
+            (Err(NotJson::Squashed), _) | (_, Err(NotJson::Squashed)) => {
+                return Ok(Err(unread_scripts(path)));
+            }
+        };
+        out.push(ScriptsPut {
+            path: path.to_string(),
+            own,
+            names,
+            as_squashed,
+            kept,
+        });
+    }
+    Ok(Ok(out))
+}
+
+/// Why a task is unmeasured whose RED command runs scripts of `path`, which the squash holds
+/// but not as JSON text.
+fn unread_scripts(path: &str) -> String {
+    format!(
+        "{path} as the squash has it does not read as JSON: the scripts the RED command runs \
+         from it cannot be put in as the PR ends with them; make it valid JSON"
+    )
 }
 
 /// A code file the task changed: its path, its text at the task's end, and the lines of it
@@ -70,6 +158,15 @@ pub(crate) struct Planned {
 const NOT_CODE: &str = "exit 97\n";
 
 impl Planned {
+    /// Whether this mutant changes only scripts a RED command runs of a `package.json`
+    /// (`puts`): test code, never mutated ([`package_scripts::only_scripts_differ`]).
+    fn only_scripts(&self, puts: &[ScriptsPut]) -> bool {
+        puts.iter().any(|p| {
+            p.path == self.path
+                && package_scripts::only_scripts_differ(&p.own, &self.text, &p.names)
+        })
+    }
+
     /// `path` taken from the task's test to see whether it notices: emptied, or, where
     /// `run` (the file may be run rather than read, [`runs_as_code`]), replaced by a line
     /// that fails wherever it is run.
@@ -152,6 +249,17 @@ pub(crate) fn task_files(
             || task.witnesses.contains(&path)
         {
             continue;
+        }
+        // A `package.json` whose change is to the scripts a RED command runs alone: the
+        // test, as a witness is (one created so is all test).
+        if let Some(put) = task.scripts.iter().find(|p| p.path == path) {
+            let before = match session.store.tree_entry(task.start, &path)? {
+                Some(_) => text(session, task.start, &path)?,
+                None => Some("{}".to_string()),
+            };
+            if before.is_some_and(|b| package_scripts::same_but_scripts(&b, &put.own, &put.names)) {
+                continue;
+            }
         }
         let entry = session.store.tree_entry(task.end, &path)?;
         // A link holds a name, not code, and a mutant written to it would be written where
@@ -276,8 +384,11 @@ pub(crate) fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
 
 /// The built-in mutator's mutants of `files` that are run, in its order: but for one that
 /// leaves a JSON or TOML file unreadable ([`mutate::breaks_data_syntax`]), which any test
-/// that reads the file kills, and which is left out rather than counted.
-pub(crate) fn builtin_readable(files: &[CodeFile]) -> Vec<Planned> {
+/// that reads the file kills, and which is left out rather than counted; and but for one
+/// that changes only the scripts a RED command runs of a `package.json` (`scripts`), which is
+/// a change to the test, not to the code, left out as a witness is never mutated (each one
+/// that broke the test would "kill" itself), before the budget is spread.
+pub(crate) fn builtin_readable(files: &[CodeFile], scripts: &[ScriptsPut]) -> Vec<Planned> {
     files
         .iter()
         .flat_map(|f| {
@@ -285,12 +396,15 @@ pub(crate) fn builtin_readable(files: &[CodeFile]) -> Vec<Planned> {
                 .into_iter()
                 .filter_map(|m| {
                     let text = m.apply(&f.text);
-                    (!mutate::breaks_data_syntax(&f.path, &f.text, &text)).then(|| Planned {
+                    let planned = Planned {
                         path: m.path.clone(),
                         name: m.name(),
                         line: Some(m.line),
                         text,
-                    })
+                    };
+                    (!mutate::breaks_data_syntax(&f.path, &f.text, &planned.text)
+                        && !planned.only_scripts(scripts))
+                    .then_some(planned)
                 })
         })
         .collect()
@@ -300,8 +414,12 @@ pub(crate) fn builtin_readable(files: &[CodeFile]) -> Vec<Planned> {
 /// every file's first before any file's second, then the first of every changed line
 /// before the second of any), in its order, and the file of each mutant past it (one entry
 /// each), not run.
-pub(crate) fn builtin_within(files: &[CodeFile], budget: usize) -> (Vec<Planned>, Vec<String>) {
-    split_within(builtin_readable(files), budget)
+pub(crate) fn builtin_within(
+    files: &[CodeFile],
+    budget: usize,
+    scripts: &[ScriptsPut],
+) -> (Vec<Planned>, Vec<String>) {
+    split_within(builtin_readable(files, scripts), budget)
 }
 
 /// `mutants` (in the order made) within `budget`, by [`mutate::budget_keeps`], and the file
@@ -433,6 +551,17 @@ pub(crate) fn choose_tool(
     Ok(Some(asked))
 }
 
+impl ScriptsPut {
+    /// The text the task's runs hold, where it is not the task's own: with the squash's
+    /// scripts, or, `kept`, those kept where the squash's fail on the task's own code.
+    fn text(&self, kept: bool) -> Option<&str> {
+        match kept {
+            true => self.kept.as_deref(),
+            false => self.as_squashed.as_deref(),
+        }
+    }
+}
+
 /// One task's worktree: the task's end tree with its pinned test files as its RED step left
 /// them, put back as it was after every run (tracked, untracked and ignored files alike), and
 /// what a run left running ended first, so nothing one run leaves is seen by the next
@@ -500,6 +629,13 @@ impl<'a> TaskWorktree<'a> {
         scratch.put(task.red_tree, &paths)?;
         let (squashed, later) = task.as_squashed;
         scratch.put(squashed, later)?;
+        for put in task.scripts {
+            if let Some(text) = put.text(kept_lines) {
+                write_inside(scratch.path(), &put.path, text.as_bytes()).map_err(io_error(
+                    format!("write {} with the scripts as the squash has them", put.path),
+                ))?;
+            }
+        }
         if kept_lines {
             for path in later {
                 let (Some(_), Some(end), Some(last)) = (
@@ -531,8 +667,7 @@ impl<'a> TaskWorktree<'a> {
         options: ShellOptions,
     ) -> Result<RunOutput, EngineError> {
         if let Some(m) = mutant {
-            write_inside(self.scratch.path(), &m.path, m.text.as_bytes())
-                .map_err(io_error(format!("write a mutant of {}", m.path)))?;
+            self.write_mutant(m)?;
         }
         let env = self.session.command_env()?;
         let ran = exec::run_shell_with(command, self.scratch.path(), limit, env, options)
@@ -543,6 +678,21 @@ impl<'a> TaskWorktree<'a> {
                 .map_err(io_error(format!("end what `{command}` left running")))?;
         }
         ran
+    }
+
+    /// Writes `mutant` into the worktree: a mutant of a `package.json` whose scripts a RED
+    /// command runs with those scripts as the worktree holds them (the squash's), so that
+    /// it runs the same test as every other mutant.
+    fn write_mutant(&self, mutant: &Planned) -> Result<(), EngineError> {
+        let scripts = self.task.scripts.iter().find_map(|p| {
+            (p.path == mutant.path)
+                .then(|| p.text(self.kept_lines))
+                .flatten()
+                .and_then(|from| package_scripts::with_scripts_of(&mutant.text, from, &p.names))
+        });
+        let text = scripts.as_deref().unwrap_or(&mutant.text);
+        write_inside(self.scratch.path(), &mutant.path, text.as_bytes())
+            .map_err(io_error(format!("write a mutant of {}", mutant.path)))
     }
 
     /// Puts the worktree back as it was made; one a reset cannot put back is replaced.
@@ -559,7 +709,8 @@ impl<'a> TaskWorktree<'a> {
     /// this task's code, while an assertion a later task took out or rewrote stays out.
     /// `false` when there is no such test, or it is so already.
     pub(crate) fn keep_later_lines(&mut self) -> Result<bool, EngineError> {
-        if self.kept_lines || self.task.as_squashed.1.is_empty() {
+        let scripts_kept = self.task.scripts.iter().any(|p| p.as_squashed != p.kept);
+        if self.kept_lines || (self.task.as_squashed.1.is_empty() && !scripts_kept) {
             return Ok(false);
         }
         self.kept_lines = true;
@@ -590,8 +741,7 @@ impl<'a> TaskWorktree<'a> {
         limit: Duration,
     ) -> Result<TestRun, EngineError> {
         if let Some(m) = mutant {
-            write_inside(self.scratch.path(), &m.path, m.text.as_bytes())
-                .map_err(io_error(format!("write a mutant of {}", m.path)))?;
+            self.write_mutant(m)?;
         }
         let env = self.session.command_env()?;
         let ran = run_test(self.session, command, self.scratch.path(), limit, env);
