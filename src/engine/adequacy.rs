@@ -16,7 +16,7 @@ use crate::workflow::briefing::text::shell_quote;
 use crate::workflow::package_scripts::{self, NotJson};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::red::is_conftest;
-use crate::workflow::shell_reach::PackageScript;
+use crate::workflow::shell_reach::{self, PackageScript};
 use crate::workflow::state::ExitRecord;
 use crate::workflow::{cargo_mutants, cosmic_ray, mutate, mutmut, stryker};
 
@@ -61,6 +61,10 @@ pub(crate) struct ScriptsPut {
     names: Vec<String>,
     as_squashed: Option<String>,
     kept: Option<String>,
+    /// The files the squash's rewritten scripts run that the task's end tree lacks (a
+    /// `t/other.sh` a later task wrote for `"test": "sh t/other.sh"`): put in as the squash
+    /// has them, as the test the PR ends with.
+    files: Vec<String>,
 }
 
 /// For each `package.json` among `reached`'s that `end` holds as text that reads, the
@@ -72,6 +76,7 @@ pub(crate) struct ScriptsPut {
 /// the scripts the PR ends with cannot be known, so the task is not measured.
 pub(crate) fn package_scripts(
     session: &Session,
+    config: &Config,
     reached: &[PackageScript],
     (end, squashed): (&str, &str),
 ) -> Result<Result<Vec<ScriptsPut>, String>, EngineError> {
@@ -114,15 +119,67 @@ pub(crate) fn package_scripts(
                 return Ok(Err(unread_scripts(path)));
             }
         };
+        let mut files = Vec::new();
+        if as_squashed.is_some()
+            && let Some(last) = &last
+        {
+            let dir = path.strip_suffix("package.json").unwrap_or("");
+            let dir = dir.strip_suffix('/').unwrap_or(dir);
+            for line in package_scripts::rewritten(&own, last, &names) {
+                let command = match dir {
+                    "" => line,
+                    dir => format!("cd {} && {line}", shell_quote(dir)),
+                };
+                let run = shell_reach::files_run(&command, |file| {
+                    script_text(session, config, squashed, file)
+                })?;
+                for file in run {
+                    let added = session.store.tree_entry(end, &file)?.is_none()
+                        && session.store.tree_entry(squashed, &file)?.is_some();
+                    if added && !files.contains(&file) {
+                        files.push(file);
+                    }
+                }
+            }
+        }
         out.push(ScriptsPut {
             path: path.to_string(),
             own,
             names,
             as_squashed,
             kept,
+            files,
         });
     }
     Ok(Ok(out))
+}
+
+/// The text of `path` in `tree` as a script a command runs is read
+/// (src/workflow/shell_reach.rs): a file within the script size cap, in UTF-8, not a test
+/// path (the test itself, not read through).
+fn script_text(
+    session: &Session,
+    config: &Config,
+    tree: &str,
+    path: &str,
+) -> Result<Option<String>, EngineError> {
+    if config.is_test_path(path) {
+        return Ok(None);
+    }
+    let Some(entry) = session.store.tree_entry(tree, path)? else {
+        return Ok(None);
+    };
+    if !matches!(
+        entry.kind,
+        crate::store::EntryType::File | crate::store::EntryType::Executable
+    ) {
+        return Ok(None);
+    }
+    Ok(session
+        .store
+        .blob_within(&entry.id.to_string(), shell_reach::MAX_SCRIPT)?
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok()))
 }
 
 /// Why a task is unmeasured whose RED command runs scripts of `path`, which the squash holds
@@ -551,6 +608,27 @@ pub(crate) fn choose_tool(
     Ok(Some(asked))
 }
 
+/// The tests the PR changed later ([`Task::as_squashed`]) that the squash still holds as
+/// text: each path, its text where the task ends and the squash's. One deleted later, or
+/// not text, stays as the squash has it.
+fn later_texts(
+    session: &Session,
+    task: &Task,
+) -> Result<Vec<(String, String, String)>, EngineError> {
+    let (squashed, later) = task.as_squashed;
+    let mut out = Vec::new();
+    for path in later {
+        if let (Some(_), Some(end), Some(last)) = (
+            session.store.tree_entry(squashed, path)?,
+            text(session, task.end, path)?,
+            text(session, squashed, path)?,
+        ) {
+            out.push((path.clone(), end, last));
+        }
+    }
+    Ok(out)
+}
+
 impl ScriptsPut {
     /// The text the task's runs hold, where it is not the task's own: with the squash's
     /// scripts, or, `kept`, those kept where the squash's fail on the task's own code.
@@ -574,9 +652,17 @@ pub(crate) struct TaskWorktree<'a> {
     /// Whether the tests the PR changed later hold only the lines of theirs the squash still
     /// holds ([`TaskWorktree::keep_later_lines`]) rather than the squash's text.
     kept_lines: bool,
+    /// Where they do, the lines a later task added or rewrote in each that are put back
+    /// ([`TaskWorktree::put_back_added_lines`]): 1-based lines of the squash's text.
+    added: Vec<(String, Vec<usize>)>,
     scratch: Scratch<'a>,
     reaper: Option<&'a Reaper>,
 }
+
+/// At most this many runs of a task's test try the lines a later task added to the tests it
+/// runs back in ([`TaskWorktree::put_back_added_lines`]): each is a run of the test, out of
+/// the task's `mutation_timeout`.
+const PUT_BACK_TRIES: usize = 16;
 
 impl<'a> TaskWorktree<'a> {
     pub(crate) fn new(
@@ -592,9 +678,10 @@ impl<'a> TaskWorktree<'a> {
         Ok(TaskWorktree {
             session,
             task,
-            scratch: Self::make(session, task, &code, false)?,
+            scratch: Self::make(session, task, &code, false, &[])?,
             code,
             kept_lines: false,
+            added: Vec::new(),
             reaper,
         })
     }
@@ -602,12 +689,14 @@ impl<'a> TaskWorktree<'a> {
     /// The task's end tree with its pinned files as its RED step left them, but for the code
     /// files among them (`code`), whose mutants are of the text the task ends with, and
     /// with the tests the PR deleted or changed later as it ends with them
-    /// ([`Task::as_squashed`]).
+    /// ([`Task::as_squashed`]); where `kept_lines`, those changed later as
+    /// [`Self::keep_later_lines`] has them, with the lines of theirs at `added` put back.
     fn make(
         session: &'a Session,
         task: &Task,
         code: &[String],
         kept_lines: bool,
+        added: &[(String, Vec<usize>)],
     ) -> Result<Scratch<'a>, EngineError> {
         let mut scratch = Scratch::new(session, task.base, task.end)?;
         let mut paths: Vec<String> = task
@@ -630,6 +719,7 @@ impl<'a> TaskWorktree<'a> {
         let (squashed, later) = task.as_squashed;
         scratch.put(squashed, later)?;
         for put in task.scripts {
+            scratch.put(squashed, &put.files)?;
             if let Some(text) = put.text(kept_lines) {
                 write_inside(scratch.path(), &put.path, text.as_bytes()).map_err(io_error(
                     format!("write {} with the scripts as the squash has them", put.path),
@@ -637,19 +727,15 @@ impl<'a> TaskWorktree<'a> {
             }
         }
         if kept_lines {
-            for path in later {
-                let (Some(_), Some(end), Some(last)) = (
-                    session.store.tree_entry(squashed, path)?,
-                    text(session, task.end, path)?,
-                    text(session, squashed, path)?,
-                ) else {
-                    // Deleted later, or not text: as the squash has it.
-                    continue;
-                };
+            for (path, end, last) in later_texts(session, task)? {
+                let lines = added
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map_or(&[][..], |(_, lines)| lines);
                 write_inside(
                     scratch.path(),
-                    path,
-                    mutate::lines_kept(&end, &last).as_bytes(),
+                    &path,
+                    mutate::lines_kept_with(&end, &last, lines).as_bytes(),
                 )
                 .map_err(io_error(format!("write {path} as the squash keeps it")))?;
             }
@@ -698,7 +784,13 @@ impl<'a> TaskWorktree<'a> {
     /// Puts the worktree back as it was made; one a reset cannot put back is replaced.
     fn reset(&mut self) -> Result<(), EngineError> {
         if self.scratch.reset().is_err() {
-            self.scratch = Self::make(self.session, self.task, &self.code, self.kept_lines)?;
+            self.scratch = Self::make(
+                self.session,
+                self.task,
+                &self.code,
+                self.kept_lines,
+                &self.added,
+            )?;
         }
         Ok(())
     }
@@ -714,8 +806,68 @@ impl<'a> TaskWorktree<'a> {
             return Ok(false);
         }
         self.kept_lines = true;
-        self.scratch = Self::make(self.session, self.task, &self.code, true)?;
+        self.scratch = Self::make(self.session, self.task, &self.code, true, &[])?;
         Ok(true)
+    }
+
+    /// Where the tests the PR changed later hold only the lines the squash kept
+    /// ([`Self::keep_later_lines`]) and the task's test passes so on its own code, puts back
+    /// the lines a later task added or rewrote in them that it still passes with
+    /// ([`mutate::keep_passing`], in order, halves first, at most [`PUT_BACK_TRIES`] runs
+    /// within `deadline`; a blank line is none): a later task's own check, which fails on
+    /// this task's code, stays out, while a line that weakens the test (an `exit 0` on top of
+    /// the earlier task's check, a check rewritten to check less) passes there and is put
+    /// back, so the measure sees it (docs/integrity.md, "Adequacy by mutation").
+    pub(crate) fn put_back_added_lines(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        deadline: Instant,
+    ) -> Result<(), EngineError> {
+        if !self.kept_lines {
+            return Ok(());
+        }
+        let texts = later_texts(self.session, self.task)?;
+        let items: Vec<(usize, usize)> = texts
+            .iter()
+            .enumerate()
+            .flat_map(|(f, (_, end, last))| {
+                let lines: Vec<&str> = last.lines().collect();
+                mutate::changed_lines(end, last)
+                    .into_iter()
+                    .filter(move |n| lines.get(n - 1).is_some_and(|l| !l.trim().is_empty()))
+                    .map(move |n| (f, n))
+            })
+            .collect();
+        let kept = mutate::keep_passing(&items, PUT_BACK_TRIES, |with| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            for (f, (path, end, last)) in texts.iter().enumerate() {
+                let lines: Vec<usize> = with.iter().filter(|i| i.0 == f).map(|i| i.1).collect();
+                write_inside(
+                    self.scratch.path(),
+                    path,
+                    mutate::lines_kept_with(end, last, &lines).as_bytes(),
+                )
+                .map_err(io_error(format!("write {path} with lines put back")))?;
+            }
+            Ok::<_, EngineError>(self.run(None, command, timeout.min(left))?.success())
+        })?;
+        if kept.is_empty() {
+            return Ok(());
+        }
+        self.added = texts
+            .iter()
+            .enumerate()
+            .map(|(f, (path, _, _))| {
+                let lines = kept.iter().filter(|i| i.0 == f).map(|i| i.1).collect();
+                (path.clone(), lines)
+            })
+            .collect();
+        self.scratch = Self::make(self.session, self.task, &self.code, true, &self.added)?;
+        Ok(())
     }
 
     /// The task's test `command` (with `mutant` written in first), run as the executor runs

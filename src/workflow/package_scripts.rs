@@ -66,6 +66,21 @@ pub fn as_squashed(
     Ok(Some(put(own_value, names, &chosen)))
 }
 
+/// The command lines of the scripts `names` that `squashed` holds other than `own` does
+/// (each a string; none where either does not read): what the squash's scripts run that the
+/// task's did not.
+pub fn rewritten(own: &str, squashed: &str, names: &[String]) -> Vec<String> {
+    let (Some(own), Some(squashed)) = (object(own), object(squashed)) else {
+        return Vec::new();
+    };
+    entries(&own, names)
+        .into_iter()
+        .zip(entries(&squashed, names))
+        .filter(|(own, last)| own != last)
+        .filter_map(|(_, last)| last.and_then(|l| l.as_str().map(str::to_string)))
+        .collect()
+}
+
 /// `text` (a mutant of a `package.json`) with the entries of the scripts `names` as `from`
 /// has them: a mutant runs with the test the worktree holds. `None` where either does not
 /// read as a JSON object.

@@ -485,9 +485,9 @@ fn package(test: &str) -> String {
 
 /// Task 1's RED step writes `package.json`, its `test` script [`STRONG`] (the special case's
 /// result checked too), and pins `npm test`, its GREEN step the special case; task 2's RED
-/// step rewrites `package.json` to `later` beside its own test, its GREEN step adds `sub`.
-/// Squashed.
-fn script_rewritten_later(repo: &TestRepo, later: &str) {
+/// step rewrites `package.json` to `later` beside its own test (and writes `files`), its
+/// GREEN step adds `sub`. Squashed.
+fn script_rewritten_later(repo: &TestRepo, later: &str, files: &[(&str, &str)]) {
     let command = "npm test";
     repo.write("package.json", &package(STRONG.trim_end()));
     red(repo, command);
@@ -497,6 +497,9 @@ fn script_rewritten_later(repo: &TestRepo, later: &str) {
     repo.run(&["get-task"]).expect(0);
     repo.write("tests/test_sub.sh", SUB_TEST);
     repo.write("package.json", later);
+    for (path, text) in files {
+        repo.write(path, text);
+    }
     red(repo, "sh tests/test_sub.sh");
     repo.write("calc.sh", &calc(&[SPECIAL, SUB_ARM]));
     green(repo, "sh tests/test_sub.sh");
@@ -504,8 +507,8 @@ fn script_rewritten_later(repo: &TestRepo, later: &str) {
 }
 
 /// The `package.json` script a RED command runs (`npm test`), rewritten weaker by a later
-/// task (its special case's result no longer checked, `true`, or a run of another script
-/// that checks less), measures the earlier task's code with the scripts as the squash has
+/// task (its special case's result no longer checked, `true`, a run of another script that
+/// checks less, or of a file the later task wrote), measures the earlier task's code with the scripts as the squash has
 /// them: refused under enforce, naming the mutants that survive. (The script was run as
 /// task 1 left it: 8 of 8 killed, and `package.json` mutated as task 1's code.)
 #[test]
@@ -517,13 +520,15 @@ fn a_package_json_script_the_red_command_runs_rewritten_later_refuses_the_earlie
         "{{\"scripts\": {{\"test\": \"npm run quick\", \"quick\": {}}}}}\n",
         serde_json::Value::from(WEAK.trim_end())
     );
-    for (later, killed) in [
-        (package(WEAK.trim_end()), 5),
-        (package("true"), 0),
-        (quick, 5),
+    let other: &[(&str, &str)] = &[("t/other.sh", WEAK)];
+    for (later, files, killed) in [
+        (package(WEAK.trim_end()), &[][..], 5),
+        (package("true"), &[], 0),
+        (quick, &[], 5),
+        (package("sh t/other.sh"), other, 5),
     ] {
         let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
-        script_rewritten_later(&repo, &later);
+        script_rewritten_later(&repo, &later, files);
         let main = main_tip(&repo);
         let out = repo.run(&["submit-work", "-s", "squashed"]);
         out.expect(1);
@@ -557,7 +562,7 @@ fn a_package_json_script_left_alone_or_run_further_later_measures_the_earlier_ta
         package(&format!("{strong} && sh tests/test_sub.sh")),
     ] {
         let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
-        script_rewritten_later(&repo, &later);
+        script_rewritten_later(&repo, &later, &[]);
         repo.run(&["submit-work", "-s", "squashed"]).expect(0);
         assert_eq!(
             final_note(&repo)["adequacy"],
@@ -581,7 +586,7 @@ fn a_package_json_script_rewritten_later_is_measured_so_in_a_fresh_clone() {
     let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
     let server = Server::start(&repo);
     push(&repo, &server, &[], &["main", REF]).expect(0);
-    script_rewritten_later(&repo, &package(WEAK.trim_end()));
+    script_rewritten_later(&repo, &package(WEAK.trim_end()), &[]);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     let expected = serde_json::json!([
         {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,

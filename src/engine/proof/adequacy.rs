@@ -41,15 +41,16 @@ pub fn measure(
     let mut run_by_reds: Vec<String> = Vec::new();
     let mut scripts: Vec<PackageScript> = Vec::new();
     for red in reds {
+        // And what the command runs as the squash has its scripts (a `"test": "npm run
+        // quick"` put in runs the squash's `quick` too, a `"test": "sh t/other.sh"` the
+        // `t/other.sh` a later task wrote: test code for the task that wrote it too).
         let reached = run_by_red(session, config, red, None)?;
-        for path in reached.files {
+        let squash = run_by_red(session, config, red, Some(squashed))?;
+        for path in reached.files.into_iter().chain(squash.files) {
             if !run_by_reds.contains(&path) {
                 run_by_reds.push(path);
             }
         }
-        // And those the squash's scripts run in turn (a `"test": "npm run quick"` put in
-        // runs the squash's `quick` too).
-        let squash = run_by_red(session, config, red, Some(squashed))?;
         for script in reached.scripts.into_iter().chain(squash.scripts) {
             if !scripts.contains(&script) {
                 scripts.push(script);
@@ -75,7 +76,7 @@ pub fn measure(
             continue;
         }
         let (start, end, next) = range(reds, i, &base_tree, squashed);
-        let puts = match package_scripts(session, &scripts, (end, squashed))? {
+        let puts = match package_scripts(session, config, &scripts, (end, squashed))? {
             Ok(puts) => puts,
             Err(why) => {
                 out.push(TaskAdequacy {
@@ -526,7 +527,9 @@ fn measure_task(
 /// Why a run of the task's test on its own code (`None`: it passed) proves nothing: it
 /// failed there, with the tests the PR changed later as the squash has them and again with
 /// them holding only the lines the squash kept ([`TaskWorktree::keep_later_lines`]: a later
-/// task's test, added to a file this task's command runs, fails on this task's code).
+/// task's test, added to a file this task's command runs, fails on this task's code). Where
+/// it passes so, the lines a later task added that it still passes with are put back
+/// ([`TaskWorktree::put_back_added_lines`]: an `exit 0` on top of this task's check).
 fn fails_on_own_code(
     worktree: &mut TaskWorktree,
     config: &Config,
@@ -540,6 +543,9 @@ fn fails_on_own_code(
         if own.success() || !worktree.keep_later_lines()? {
             break;
         }
+    }
+    if own.success() {
+        worktree.put_back_added_lines(&red.command, config.test.timeout, deadline)?;
     }
     Ok((!own.success()).then(|| {
         format!(

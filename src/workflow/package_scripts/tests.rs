@@ -197,3 +197,16 @@ fn a_change_to_the_reached_scripts_alone_is_the_tests() {
     ));
     assert!(!same_but_scripts("{", created, &test));
 }
+
+#[test]
+fn the_rewritten_scripts_are_the_squashs_lines_that_differ() {
+    let npm = names(&["pretest", "test", "posttest"]);
+    let squashed = r#"{"scripts": {"test": "sh t/other.sh", "pretest": "sh t/pre.sh",
+        "posttest": 1, "lint": "sh t/lint.sh"}}"#;
+    assert_eq!(
+        rewritten(OWN, squashed, &npm),
+        ["sh t/pre.sh".to_string(), "sh t/other.sh".to_string()]
+    );
+    assert!(rewritten(OWN, OWN, &npm).is_empty());
+    assert!(rewritten(OWN, "{", &npm).is_empty());
+}
