@@ -157,7 +157,7 @@ pub(crate) fn package_scripts(
 /// The text of `path` in `tree` as a script a command runs is read
 /// (src/workflow/shell_reach.rs): a file within the script size cap, in UTF-8, not a test
 /// path (the test itself, not read through).
-fn script_text(
+pub(crate) fn script_text(
     session: &Session,
     config: &Config,
     tree: &str,

@@ -9,14 +9,14 @@ use crate::config::Config;
 use crate::engine::adequacy::{
     CodeFile, Planned, Task, TaskFiles, TaskWorktree, Tool, builtin_readable, builtin_within,
     cargo_mutants_mutants, choose_tool, cosmic_ray_mutants, mutmut_mutants, package_scripts,
-    runs_as_code, split_within, stryker_mutants, task_files,
+    runs_as_code, script_text, split_within, stryker_mutants, task_files,
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
 use crate::workflow::notes::{FileAdequacy, NotMeasured, TaskAdequacy};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::proof::adequacy::Policy;
-use crate::workflow::shell_reach::{MAX_SCRIPT, PackageScript, Reach, reach};
+use crate::workflow::shell_reach::{PackageScript, Reach, reach};
 use crate::workflow::state::ExitRecord;
 
 /// Each pinned RED test (`reds`, in task order) against mutants of its task's code: the code
@@ -164,28 +164,10 @@ fn run_by_red(
 ) -> Result<Reach, EngineError> {
     let tree = tree.unwrap_or(&red.tree);
     let readable = session.store.has_object(tree)?;
-    reach(
-        &red.command,
-        |path| -> Result<Option<String>, EngineError> {
-            if !readable || config.is_test_path(path) {
-                return Ok(None);
-            }
-            let Some(entry) = session.store.tree_entry(tree, path)? else {
-                return Ok(None);
-            };
-            if !matches!(
-                entry.kind,
-                crate::store::EntryType::File | crate::store::EntryType::Executable
-            ) {
-                return Ok(None);
-            }
-            Ok(session
-                .store
-                .blob_within(&entry.id.to_string(), MAX_SCRIPT)?
-                .ok()
-                .and_then(|bytes| String::from_utf8(bytes).ok()))
-        },
-    )
+    reach(&red.command, |path| match readable {
+        true => script_text(session, config, tree, path),
+        false => Ok(None),
+    })
 }
 
 /// Of `run_by_reds`, the files the PR's pinned RED commands run ([`run_by_red`]: `sh
