@@ -13,8 +13,10 @@ use crate::engine::{EngineError, Session, io_error};
 use crate::exec::orphans::Reaper;
 use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
+use crate::workflow::package_scripts::{self, NotJson};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::red::is_conftest;
+use crate::workflow::shell_reach::{self, PackageScript};
 use crate::workflow::state::ExitRecord;
 use crate::workflow::{cargo_mutants, cosmic_ray, mutate, mutmut, stryker};
 
@@ -44,6 +46,149 @@ pub(crate) struct Task<'a> {
     /// holds (src/engine/proof/adequacy.rs, `witnesses`): test code, never mutated, and
     /// among `as_squashed`'s, put in as the squash has them.
     pub witnesses: &'a [String],
+    /// The `package.json` files whose scripts a pinned RED command runs, with those scripts
+    /// as the squash has them ([`package_scripts`]).
+    pub scripts: &'a [ScriptsPut],
+}
+
+/// A `package.json` the task's end tree holds whose scripts a pinned RED command runs
+/// (`npm test`): the task's text, the scripts' names, and the text its runs use, the
+/// squash's scripts put in (`None`: the task's own), and the one they use where those fail
+/// on the task's own code ([`TaskWorktree::keep_later_lines`]).
+pub(crate) struct ScriptsPut {
+    path: String,
+    own: String,
+    names: Vec<String>,
+    as_squashed: Option<String>,
+    kept: Option<String>,
+    /// The files the squash's rewritten scripts run that the task's end tree lacks (a
+    /// `t/other.sh` a later task wrote for `"test": "sh t/other.sh"`): put in as the squash
+    /// has them, as the test the PR ends with.
+    files: Vec<String>,
+}
+
+/// For each `package.json` among `reached`'s that `end` holds as text that reads, the
+/// scripts the RED commands reach as `squashed` has them (docs/integrity.md, "Adequacy by
+/// mutation"): the scripts are the test, and a later task that rewrites one (`"test":
+/// "true"`) would otherwise go unseen by the earlier task's measure; the rest of the file
+/// stays the task's. One the task's own text does not read is left as it is (its runs fail
+/// as its own did). `Err(why)` where the squash's file is there but does not read as JSON:
+/// the scripts the PR ends with cannot be known, so the task is not measured.
+pub(crate) fn package_scripts(
+    session: &Session,
+    config: &Config,
+    reached: &[PackageScript],
+    (end, squashed): (&str, &str),
+) -> Result<Result<Vec<ScriptsPut>, String>, EngineError> {
+    let mut out = Vec::new();
+    let mut packages: Vec<&str> = Vec::new();
+    for s in reached {
+        if !packages.contains(&s.package.as_str()) {
+            packages.push(&s.package);
+        }
+    }
+    for path in packages {
+        let names = package_scripts::names_in(reached, path);
+        let file = |tree: &str| -> Result<Option<String>, EngineError> {
+            let entry = session.store.tree_entry(tree, path)?;
+            if !entry.as_ref().is_some_and(|e| {
+                matches!(
+                    e.kind,
+                    crate::store::EntryType::File | crate::store::EntryType::Executable
+                )
+            }) {
+                return Ok(None);
+            }
+            text(session, tree, path)
+        };
+        let Some(own) = file(end)? else {
+            continue;
+        };
+        let last = match session.store.tree_entry(squashed, path)? {
+            None => None,
+            Some(_) => match file(squashed)? {
+                Some(text) => Some(text),
+                None => return Ok(Err(unread_scripts(path))),
+            },
+        };
+        let put = |kept| package_scripts::as_squashed(&own, last.as_deref(), &names, kept);
+        let (as_squashed, kept) = match (put(false), put(true)) {
+            (Ok(full), Ok(kept)) => (full, kept),
+            (Err(NotJson::Own), _) | (_, Err(NotJson::Own)) => continue,
+            (Err(NotJson::Squashed), _) | (_, Err(NotJson::Squashed)) => {
+                return Ok(Err(unread_scripts(path)));
+            }
+        };
+        let mut files = Vec::new();
+        if as_squashed.is_some()
+            && let Some(last) = &last
+        {
+            let dir = path.strip_suffix("package.json").unwrap_or("");
+            let dir = dir.strip_suffix('/').unwrap_or(dir);
+            for line in package_scripts::rewritten(&own, last, &names) {
+                let command = match dir {
+                    "" => line,
+                    dir => format!("cd {} && {line}", shell_quote(dir)),
+                };
+                let run = shell_reach::files_run(&command, |file| {
+                    script_text(session, config, squashed, file)
+                })?;
+                for file in run {
+                    let added = session.store.tree_entry(end, &file)?.is_none()
+                        && session.store.tree_entry(squashed, &file)?.is_some();
+                    if added && !files.contains(&file) {
+                        files.push(file);
+                    }
+                }
+            }
+        }
+        out.push(ScriptsPut {
+            path: path.to_string(),
+            own,
+            names,
+            as_squashed,
+            kept,
+            files,
+        });
+    }
+    Ok(Ok(out))
+}
+
+/// The text of `path` in `tree` as a script a command runs is read
+/// (src/workflow/shell_reach.rs): a file within the script size cap, in UTF-8, not a test
+/// path (the test itself, not read through).
+pub(crate) fn script_text(
+    session: &Session,
+    config: &Config,
+    tree: &str,
+    path: &str,
+) -> Result<Option<String>, EngineError> {
+    if config.is_test_path(path) {
+        return Ok(None);
+    }
+    let Some(entry) = session.store.tree_entry(tree, path)? else {
+        return Ok(None);
+    };
+    if !matches!(
+        entry.kind,
+        crate::store::EntryType::File | crate::store::EntryType::Executable
+    ) {
+        return Ok(None);
+    }
+    Ok(session
+        .store
+        .blob_within(&entry.id.to_string(), shell_reach::MAX_SCRIPT)?
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok()))
+}
+
+/// Why a task is unmeasured whose RED command runs scripts of `path`, which the squash holds
+/// but not as JSON text.
+fn unread_scripts(path: &str) -> String {
+    format!(
+        "{path} as the squash has it does not read as JSON: the scripts the RED command runs \
+         from it cannot be put in as the PR ends with them; make it valid JSON"
+    )
 }
 
 /// A code file the task changed: its path, its text at the task's end, and the lines of it
@@ -70,6 +215,15 @@ pub(crate) struct Planned {
 const NOT_CODE: &str = "exit 97\n";
 
 impl Planned {
+    /// Whether this mutant changes only scripts a RED command runs of a `package.json`
+    /// (`puts`): test code, never mutated ([`package_scripts::only_scripts_differ`]).
+    fn only_scripts(&self, puts: &[ScriptsPut]) -> bool {
+        puts.iter().any(|p| {
+            p.path == self.path
+                && package_scripts::only_scripts_differ(&p.own, &self.text, &p.names)
+        })
+    }
+
     /// `path` taken from the task's test to see whether it notices: emptied, or, where
     /// `run` (the file may be run rather than read, [`runs_as_code`]), replaced by a line
     /// that fails wherever it is run.
@@ -152,6 +306,17 @@ pub(crate) fn task_files(
             || task.witnesses.contains(&path)
         {
             continue;
+        }
+        // A `package.json` whose change is to the scripts a RED command runs alone: the
+        // test, as a witness is (one created so is all test).
+        if let Some(put) = task.scripts.iter().find(|p| p.path == path) {
+            let before = match session.store.tree_entry(task.start, &path)? {
+                Some(_) => text(session, task.start, &path)?,
+                None => Some("{}".to_string()),
+            };
+            if before.is_some_and(|b| package_scripts::same_but_scripts(&b, &put.own, &put.names)) {
+                continue;
+            }
         }
         let entry = session.store.tree_entry(task.end, &path)?;
         // A link holds a name, not code, and a mutant written to it would be written where
@@ -276,8 +441,11 @@ pub(crate) fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
 
 /// The built-in mutator's mutants of `files` that are run, in its order: but for one that
 /// leaves a JSON or TOML file unreadable ([`mutate::breaks_data_syntax`]), which any test
-/// that reads the file kills, and which is left out rather than counted.
-pub(crate) fn builtin_readable(files: &[CodeFile]) -> Vec<Planned> {
+/// that reads the file kills, and which is left out rather than counted; and but for one
+/// that changes only the scripts a RED command runs of a `package.json` (`scripts`), which is
+/// a change to the test, not to the code, left out as a witness is never mutated (each one
+/// that broke the test would "kill" itself), before the budget is spread.
+pub(crate) fn builtin_readable(files: &[CodeFile], scripts: &[ScriptsPut]) -> Vec<Planned> {
     files
         .iter()
         .flat_map(|f| {
@@ -285,12 +453,15 @@ pub(crate) fn builtin_readable(files: &[CodeFile]) -> Vec<Planned> {
                 .into_iter()
                 .filter_map(|m| {
                     let text = m.apply(&f.text);
-                    (!mutate::breaks_data_syntax(&f.path, &f.text, &text)).then(|| Planned {
+                    let planned = Planned {
                         path: m.path.clone(),
                         name: m.name(),
                         line: Some(m.line),
                         text,
-                    })
+                    };
+                    (!mutate::breaks_data_syntax(&f.path, &f.text, &planned.text)
+                        && !planned.only_scripts(scripts))
+                    .then_some(planned)
                 })
         })
         .collect()
@@ -300,8 +471,12 @@ pub(crate) fn builtin_readable(files: &[CodeFile]) -> Vec<Planned> {
 /// every file's first before any file's second, then the first of every changed line
 /// before the second of any), in its order, and the file of each mutant past it (one entry
 /// each), not run.
-pub(crate) fn builtin_within(files: &[CodeFile], budget: usize) -> (Vec<Planned>, Vec<String>) {
-    split_within(builtin_readable(files), budget)
+pub(crate) fn builtin_within(
+    files: &[CodeFile],
+    budget: usize,
+    scripts: &[ScriptsPut],
+) -> (Vec<Planned>, Vec<String>) {
+    split_within(builtin_readable(files, scripts), budget)
 }
 
 /// `mutants` (in the order made) within `budget`, by [`mutate::budget_keeps`], and the file
@@ -433,6 +608,38 @@ pub(crate) fn choose_tool(
     Ok(Some(asked))
 }
 
+/// The tests the PR changed later ([`Task::as_squashed`]) that the squash still holds as
+/// text: each path, its text where the task ends and the squash's. One deleted later, or
+/// not text, stays as the squash has it.
+fn later_texts(
+    session: &Session,
+    task: &Task,
+) -> Result<Vec<(String, String, String)>, EngineError> {
+    let (squashed, later) = task.as_squashed;
+    let mut out = Vec::new();
+    for path in later {
+        if let (Some(_), Some(end), Some(last)) = (
+            session.store.tree_entry(squashed, path)?,
+            text(session, task.end, path)?,
+            text(session, squashed, path)?,
+        ) {
+            out.push((path.clone(), end, last));
+        }
+    }
+    Ok(out)
+}
+
+impl ScriptsPut {
+    /// The text the task's runs hold, where it is not the task's own: with the squash's
+    /// scripts, or, `kept`, those kept where the squash's fail on the task's own code.
+    fn text(&self, kept: bool) -> Option<&str> {
+        match kept {
+            true => self.kept.as_deref(),
+            false => self.as_squashed.as_deref(),
+        }
+    }
+}
+
 /// One task's worktree: the task's end tree with its pinned test files as its RED step left
 /// them, put back as it was after every run (tracked, untracked and ignored files alike), and
 /// what a run left running ended first, so nothing one run leaves is seen by the next
@@ -445,9 +652,17 @@ pub(crate) struct TaskWorktree<'a> {
     /// Whether the tests the PR changed later hold only the lines of theirs the squash still
     /// holds ([`TaskWorktree::keep_later_lines`]) rather than the squash's text.
     kept_lines: bool,
+    /// Where they do, the lines a later task added or rewrote in each that are put back
+    /// ([`TaskWorktree::put_back_added_lines`]): 1-based lines of the squash's text.
+    added: Vec<(String, Vec<usize>)>,
     scratch: Scratch<'a>,
     reaper: Option<&'a Reaper>,
 }
+
+/// At most this many runs of a task's test try the lines a later task added to the tests it
+/// runs back in ([`TaskWorktree::put_back_added_lines`]): each is a run of the test, out of
+/// the task's `mutation_timeout`.
+const PUT_BACK_TRIES: usize = 16;
 
 impl<'a> TaskWorktree<'a> {
     pub(crate) fn new(
@@ -463,9 +678,10 @@ impl<'a> TaskWorktree<'a> {
         Ok(TaskWorktree {
             session,
             task,
-            scratch: Self::make(session, task, &code, false)?,
+            scratch: Self::make(session, task, &code, false, &[])?,
             code,
             kept_lines: false,
+            added: Vec::new(),
             reaper,
         })
     }
@@ -473,12 +689,14 @@ impl<'a> TaskWorktree<'a> {
     /// The task's end tree with its pinned files as its RED step left them, but for the code
     /// files among them (`code`), whose mutants are of the text the task ends with, and
     /// with the tests the PR deleted or changed later as it ends with them
-    /// ([`Task::as_squashed`]).
+    /// ([`Task::as_squashed`]); where `kept_lines`, those changed later as
+    /// [`Self::keep_later_lines`] has them, with the lines of theirs at `added` put back.
     fn make(
         session: &'a Session,
         task: &Task,
         code: &[String],
         kept_lines: bool,
+        added: &[(String, Vec<usize>)],
     ) -> Result<Scratch<'a>, EngineError> {
         let mut scratch = Scratch::new(session, task.base, task.end)?;
         let mut paths: Vec<String> = task
@@ -500,20 +718,24 @@ impl<'a> TaskWorktree<'a> {
         scratch.put(task.red_tree, &paths)?;
         let (squashed, later) = task.as_squashed;
         scratch.put(squashed, later)?;
+        for put in task.scripts {
+            scratch.put(squashed, &put.files)?;
+            if let Some(text) = put.text(kept_lines) {
+                write_inside(scratch.path(), &put.path, text.as_bytes()).map_err(io_error(
+                    format!("write {} with the scripts as the squash has them", put.path),
+                ))?;
+            }
+        }
         if kept_lines {
-            for path in later {
-                let (Some(_), Some(end), Some(last)) = (
-                    session.store.tree_entry(squashed, path)?,
-                    text(session, task.end, path)?,
-                    text(session, squashed, path)?,
-                ) else {
-                    // Deleted later, or not text: as the squash has it.
-                    continue;
-                };
+            for (path, end, last) in later_texts(session, task)? {
+                let lines = added
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map_or(&[][..], |(_, lines)| lines);
                 write_inside(
                     scratch.path(),
-                    path,
-                    mutate::lines_kept(&end, &last).as_bytes(),
+                    &path,
+                    mutate::lines_kept_with(&end, &last, lines).as_bytes(),
                 )
                 .map_err(io_error(format!("write {path} as the squash keeps it")))?;
             }
@@ -531,8 +753,7 @@ impl<'a> TaskWorktree<'a> {
         options: ShellOptions,
     ) -> Result<RunOutput, EngineError> {
         if let Some(m) = mutant {
-            write_inside(self.scratch.path(), &m.path, m.text.as_bytes())
-                .map_err(io_error(format!("write a mutant of {}", m.path)))?;
+            self.write_mutant(m)?;
         }
         let env = self.session.command_env()?;
         let ran = exec::run_shell_with(command, self.scratch.path(), limit, env, options)
@@ -545,10 +766,31 @@ impl<'a> TaskWorktree<'a> {
         ran
     }
 
+    /// Writes `mutant` into the worktree: a mutant of a `package.json` whose scripts a RED
+    /// command runs with those scripts as the worktree holds them (the squash's), so that
+    /// it runs the same test as every other mutant.
+    fn write_mutant(&self, mutant: &Planned) -> Result<(), EngineError> {
+        let scripts = self.task.scripts.iter().find_map(|p| {
+            (p.path == mutant.path)
+                .then(|| p.text(self.kept_lines))
+                .flatten()
+                .and_then(|from| package_scripts::with_scripts_of(&mutant.text, from, &p.names))
+        });
+        let text = scripts.as_deref().unwrap_or(&mutant.text);
+        write_inside(self.scratch.path(), &mutant.path, text.as_bytes())
+            .map_err(io_error(format!("write a mutant of {}", mutant.path)))
+    }
+
     /// Puts the worktree back as it was made; one a reset cannot put back is replaced.
     fn reset(&mut self) -> Result<(), EngineError> {
         if self.scratch.reset().is_err() {
-            self.scratch = Self::make(self.session, self.task, &self.code, self.kept_lines)?;
+            self.scratch = Self::make(
+                self.session,
+                self.task,
+                &self.code,
+                self.kept_lines,
+                &self.added,
+            )?;
         }
         Ok(())
     }
@@ -559,12 +801,73 @@ impl<'a> TaskWorktree<'a> {
     /// this task's code, while an assertion a later task took out or rewrote stays out.
     /// `false` when there is no such test, or it is so already.
     pub(crate) fn keep_later_lines(&mut self) -> Result<bool, EngineError> {
-        if self.kept_lines || self.task.as_squashed.1.is_empty() {
+        let scripts_kept = self.task.scripts.iter().any(|p| p.as_squashed != p.kept);
+        if self.kept_lines || (self.task.as_squashed.1.is_empty() && !scripts_kept) {
             return Ok(false);
         }
         self.kept_lines = true;
-        self.scratch = Self::make(self.session, self.task, &self.code, true)?;
+        self.scratch = Self::make(self.session, self.task, &self.code, true, &[])?;
         Ok(true)
+    }
+
+    /// Where the tests the PR changed later hold only the lines the squash kept
+    /// ([`Self::keep_later_lines`]) and the task's test passes so on its own code, puts back
+    /// the lines a later task added or rewrote in them that it still passes with
+    /// ([`mutate::keep_passing`], in order, halves first, at most [`PUT_BACK_TRIES`] runs
+    /// within `deadline`; a blank line is none): a later task's own check, which fails on
+    /// this task's code, stays out, while a line that weakens the test (an `exit 0` on top of
+    /// the earlier task's check, a check rewritten to check less) passes there and is put
+    /// back, so the measure sees it (docs/integrity.md, "Adequacy by mutation").
+    pub(crate) fn put_back_added_lines(
+        &mut self,
+        command: &str,
+        timeout: Duration,
+        deadline: Instant,
+    ) -> Result<(), EngineError> {
+        if !self.kept_lines {
+            return Ok(());
+        }
+        let texts = later_texts(self.session, self.task)?;
+        let items: Vec<(usize, usize)> = texts
+            .iter()
+            .enumerate()
+            .flat_map(|(f, (_, end, last))| {
+                let lines: Vec<&str> = last.lines().collect();
+                mutate::changed_lines(end, last)
+                    .into_iter()
+                    .filter(move |n| lines.get(n - 1).is_some_and(|l| !l.trim().is_empty()))
+                    .map(move |n| (f, n))
+            })
+            .collect();
+        let kept = mutate::keep_passing(&items, PUT_BACK_TRIES, |with| {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            for (f, (path, end, last)) in texts.iter().enumerate() {
+                let lines: Vec<usize> = with.iter().filter(|i| i.0 == f).map(|i| i.1).collect();
+                write_inside(
+                    self.scratch.path(),
+                    path,
+                    mutate::lines_kept_with(end, last, &lines).as_bytes(),
+                )
+                .map_err(io_error(format!("write {path} with lines put back")))?;
+            }
+            Ok::<_, EngineError>(self.run(None, command, timeout.min(left))?.success())
+        })?;
+        if kept.is_empty() {
+            return Ok(());
+        }
+        self.added = texts
+            .iter()
+            .enumerate()
+            .map(|(f, (path, _, _))| {
+                let lines = kept.iter().filter(|i| i.0 == f).map(|i| i.1).collect();
+                (path.clone(), lines)
+            })
+            .collect();
+        self.scratch = Self::make(self.session, self.task, &self.code, true, &self.added)?;
+        Ok(())
     }
 
     /// The task's test `command` (with `mutant` written in first), run as the executor runs
@@ -590,8 +893,7 @@ impl<'a> TaskWorktree<'a> {
         limit: Duration,
     ) -> Result<TestRun, EngineError> {
         if let Some(m) = mutant {
-            write_inside(self.scratch.path(), &m.path, m.text.as_bytes())
-                .map_err(io_error(format!("write a mutant of {}", m.path)))?;
+            self.write_mutant(m)?;
         }
         let env = self.session.command_env()?;
         let ran = run_test(self.session, command, self.scratch.path(), limit, env);

@@ -26,6 +26,7 @@ pub mod mocha_files;
 pub mod mutate;
 pub mod mutmut;
 pub mod notes;
+pub mod package_scripts;
 pub mod plan;
 pub mod problems;
 pub mod proof;

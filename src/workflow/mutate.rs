@@ -105,6 +105,60 @@ pub fn lines_kept(old: &str, new: &str) -> String {
     kept
 }
 
+/// `new` less the lines it added or rewrote from `old` ([`changed_lines`]) but for those at
+/// `added` (1-based lines of `new`), in `new`'s order, each ended by a newline: with no
+/// `added`, the lines of `old` that `new` still holds ([`lines_kept`], in `new`'s order).
+pub fn lines_kept_with(old: &str, new: &str, added: &[usize]) -> String {
+    let changed = changed_lines(old, new);
+    let mut kept = String::new();
+    for (i, line) in new.lines().enumerate() {
+        if !changed.contains(&(i + 1)) || added.contains(&(i + 1)) {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept
+}
+
+/// Of `items` (in order), those kept by trying them onto the ones kept before: a group is
+/// kept where `passes` says the kept items with it pass, else split in halves, each tried
+/// in turn, down to one item, which is left out where it fails. At most `tries` calls of
+/// `passes`; what is not tried by then is left out. `items` all together is not tried (the
+/// caller knows it fails). So an item is left out only where, with the items kept before
+/// it, it fails on its own, or the tries ran out: a later task's added test line that
+/// fails on an earlier task's code is left out, a line that weakens the test (an `exit 0`
+/// on top) passes there and is kept.
+pub fn keep_passing<T: Clone, E>(
+    items: &[T],
+    tries: usize,
+    mut passes: impl FnMut(&[T]) -> Result<bool, E>,
+) -> Result<Vec<T>, E> {
+    let mut kept: Vec<T> = Vec::new();
+    let mut queue: std::collections::VecDeque<&[T]> = std::collections::VecDeque::new();
+    if items.len() > 1 {
+        let (a, b) = items.split_at(items.len() / 2);
+        queue.push_back(a);
+        queue.push_back(b);
+    }
+    let mut left = tries;
+    while let Some(group) = queue.pop_front() {
+        if left == 0 {
+            break;
+        }
+        left -= 1;
+        let mut with = kept.clone();
+        with.extend_from_slice(group);
+        if passes(&with)? {
+            kept = with;
+        } else if group.len() > 1 {
+            let (a, b) = group.split_at(group.len() / 2);
+            queue.push_front(b);
+            queue.push_front(a);
+        }
+    }
+    Ok(kept)
+}
+
 /// Every mutant of `text`'s `lines` (1-based), in a fixed order: by line, then by where in
 /// the line, then by kind; the removed line last on each line. Blank and comment lines have
 /// none.
@@ -694,6 +748,42 @@ mod tests {
         assert_eq!(lines_kept(old, new), "a\nb\n");
         assert_eq!(lines_kept("x\ny", "y\nx\n"), "x\ny\n");
         assert_eq!(lines_kept("x\n", ""), "");
+    }
+
+    #[test]
+    fn lines_kept_with_puts_back_the_added_lines_asked_for() {
+        let old = "a\n[ \"$(f 99)\" = 0 ]\nb\nb\n";
+        let new = "exit 0\na\nf 99 >/dev/null\nb\n[ \"$(g 1)\" = 2 ]\n";
+        assert_eq!(lines_kept_with(old, new, &[]), "a\nb\n");
+        assert_eq!(lines_kept_with(old, new, &[1]), "exit 0\na\nb\n");
+        assert_eq!(lines_kept_with(old, new, &[1, 3, 5]), new);
+        // A line `old` holds is never one of the added (2 is `a`).
+        assert_eq!(lines_kept_with(old, new, &[2]), "a\nb\n");
+    }
+
+    #[test]
+    fn keep_passing_leaves_out_only_what_fails_with_what_was_kept_before_it() {
+        // 9 fails on its own; 0 (an `exit 0` on top) makes everything after it pass.
+        let fails = |with: &[u32]| -> Result<bool, ()> {
+            let shielded = with.first() == Some(&0);
+            Ok(shielded || !with.contains(&9))
+        };
+        assert_eq!(keep_passing(&[1, 9, 2, 3], 16, fails), Ok(vec![1, 2, 3]));
+        assert_eq!(keep_passing(&[9, 0, 1], 16, fails), Ok(vec![0, 1]));
+        // All kept where the first is the `exit 0`: the halves pass (all together is not
+        // tried).
+        assert_eq!(keep_passing(&[0, 9], 16, fails), Ok(vec![0, 9]));
+        // One alone is the whole: not tried, left out.
+        assert_eq!(keep_passing(&[1], 16, fails), Ok(vec![]));
+        // Tries run out (`[1, 9, 2]` failed, `[1]` passed): what is left is left out.
+        let mut calls = 0;
+        let kept = keep_passing(&[1, 9, 2, 3, 4, 5], 2, |with: &[u32]| {
+            calls += 1;
+            fails(with)
+        });
+        assert_eq!((kept, calls), (Ok(vec![1]), 2));
+        // An error stops it.
+        assert_eq!(keep_passing(&[1, 2], 4, |_: &[u32]| Err("run")), Err("run"));
     }
 
     proptest::proptest! {

@@ -70,7 +70,8 @@ pub enum How {
     /// above it) that a package manager runs, in order (`pretest`, `test`, `posttest`): each
     /// read as shell, run from that file's directory. The `package.json` itself is not
     /// reached: it is read, as a makefile's rules are, but it is configuration, judged as
-    /// such (docs/integrity.md).
+    /// such; the scripts read are ([`Reach::scripts`]), put in as the squash has them
+    /// (src/workflow/package_scripts.rs).
     Scripts { names: Vec<String>, up: bool },
 }
 
@@ -83,14 +84,40 @@ pub struct Named {
     pub cwd: Option<String>,
 }
 
+/// A script of a `package.json` that a package manager run reaches: the file's path from
+/// the root and the script's name (`pretest`, `test`, `posttest` for `npm test`), whether or
+/// not the file holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackageScript {
+    pub package: String,
+    pub name: String,
+}
+
+/// What a command reaches: the files ([`files_run`]) and the `package.json` scripts its
+/// package manager runs read as shell, in the order found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reach {
+    pub files: Vec<String>,
+    pub scripts: Vec<PackageScript>,
+}
+
 /// The files of the repository `command` (run at the root) reaches: those it names, then
 /// those each shell script or makefile among them names, read through `read` (a file's
 /// text, `None` where it is not a readable file), to a bounded depth. In the order found.
 pub fn files_run<E>(
     command: &str,
-    mut read: impl FnMut(&str) -> Result<Option<String>, E>,
+    read: impl FnMut(&str) -> Result<Option<String>, E>,
 ) -> Result<Vec<String>, E> {
+    Ok(reach(command, read)?.files)
+}
+
+/// [`files_run`], with the `package.json` scripts read on the way.
+pub fn reach<E>(
+    command: &str,
+    mut read: impl FnMut(&str) -> Result<Option<String>, E>,
+) -> Result<Reach, E> {
     let mut out: Vec<String> = Vec::new();
+    let mut scripts: Vec<PackageScript> = Vec::new();
     let mut queue: Vec<(Named, usize)> = names(command, Some(""), None)
         .into_iter()
         .map(|n| (n, 0))
@@ -118,6 +145,13 @@ pub fn files_run<E>(
                     continue;
                 }
                 scripts_read.push(key);
+                scripts.push(PackageScript {
+                    package: match dir.as_str() {
+                        "" => "package.json".to_string(),
+                        at => format!("{at}/package.json"),
+                    },
+                    name: name.clone(),
+                });
                 if let Some(line) = package_script(&package, name) {
                     let more = names(&line, Some(&dir), None);
                     queue.extend(more.into_iter().map(|n| (n, depth + 1)));
@@ -169,7 +203,10 @@ pub fn files_run<E>(
         };
         queue.extend(more.into_iter().map(|n| (n, depth + 1)));
     }
-    Ok(out)
+    Ok(Reach {
+        files: out,
+        scripts,
+    })
 }
 
 /// The directory (from the root) and text of the `package.json` a package manager run in

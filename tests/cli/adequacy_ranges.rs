@@ -721,6 +721,54 @@ fn a_weakened_witness_is_measured_alike_by_the_squash_and_attest_in_a_fresh_clon
     assert_eq!(json["verdicts"][0]["adequacy"], expected, "{json}");
 }
 
+/// The witness weakened by a line put on top of it (`exit 0`, or `[ -n "$CI" ] || exit 0`),
+/// while task 2's own test, added to another file task 1's command runs
+/// (`tests/test_add.sh`), fails on task 1's code: task 1 is measured with the lines task 2
+/// added that still pass on task 1's code put back (the `exit 0`, not task 2's test), and
+/// refused: 5 of 8, where the lines kept were task 1's less those taken out (all 8 killed).
+#[test]
+fn a_witness_weakened_by_an_added_line_beside_a_later_test_does_not_measure_an_earlier_task() {
+    for guard in ["exit 0", "[ -n \"$CI_ONLY\" ] || exit 0"] {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+        let suite = "sh run_tests.sh";
+        let special = "  mul) [ \"$2\" = 99 ] && { echo 0; exit; }; echo $(( $2 * $3 ));;";
+        let check = "[ \"$(sh calc.sh mul 99 2)\" = 0 ]\n";
+        repo.write("tests/test_mul.sh", MUL_TEST);
+        red(&repo, suite);
+        repo.write("calc.sh", &calc(&[special], ""));
+        repo.write("tests/test_z.sh", check);
+        repo.submit_test(suite, None).expect(0);
+        repo.run(&["checkpoint"]).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.write(
+            "tests/test_add.sh",
+            &format!("[ \"$(sh calc.sh add 2 3)\" = 5 ]\n{SUB_TEST}"),
+        );
+        repo.write("tests/test_z.sh", &format!("{guard}\n{check}"));
+        red(&repo, suite);
+        repo.write("calc.sh", &calc(&[special, SUB_ARM], ""));
+        green(&repo, suite);
+        squash(&repo);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        assert!(
+            out.stdout.starts_with(
+                "FAILURE: task 1's RED test (step 1.1, `sh run_tests.sh`) killed 5 of 8 mutants \
+                 of the code the task wrote (made by the built-in mutator), below the 90% \
+                 [verify] min_killed: it does not check what the code does. Surviving mutants \
+                 (the test still passes with each):\n\
+                 - calc.sh:3 `99` → `100`\n\
+                 - calc.sh:3 `0` → ``\n\
+                 - calc.sh:3 `0` → `1`\n"
+            ),
+            "{guard}: {}",
+            out.stdout
+        );
+        assert_eq!(main_tip(&repo), main, "{guard}");
+    }
+}
+
 /// The witness weakened in a file that also gains task 2's own test, which fails on task 1's
 /// code: task 1 is measured with the witness holding only the lines the squash kept (not the
 /// strong assertion, not task 2's test), and refused as when weakened alone.

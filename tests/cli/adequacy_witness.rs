@@ -1,6 +1,7 @@
 //! What adequacy by mutation counts (docs/integrity.md, "Adequacy by mutation"): the witness
 //! a RED command runs (`sh check_mul.sh`, outside the test paths) is test code, never
-//! mutated and measured as the squash has it, so a later task that weakens it is seen; a
+//! mutated and measured as the squash has it, so a later task that weakens it is seen (the
+//! `package.json` scripts `npm test` runs too, the rest of that file the task's); a
 //! mutant that leaves a JSON file the test reads unreadable is dropped, not counted as
 //! killed; and every verdict names each file measured with its counts, on the agent's
 //! machine and by `attest` in a fresh clone.
@@ -472,4 +473,132 @@ fn verify_shows_the_final_notes_adequacy_per_file_in_text() {
             &main_tip(&repo)[..12]
         )
     );
+}
+
+/// A `package.json` whose only key is `scripts`, its `test` script `test`.
+fn package(test: &str) -> String {
+    format!(
+        "{{\n  \"scripts\": {{\n    \"test\": {}\n  }}\n}}\n",
+        serde_json::Value::from(test)
+    )
+}
+
+/// Task 1's RED step writes `package.json`, its `test` script [`STRONG`] (the special case's
+/// result checked too), and pins `npm test`, its GREEN step the special case; task 2's RED
+/// step rewrites `package.json` to `later` beside its own test (and writes `files`), its
+/// GREEN step adds `sub`. Squashed.
+fn script_rewritten_later(repo: &TestRepo, later: &str, files: &[(&str, &str)]) {
+    let command = "npm test";
+    repo.write("package.json", &package(STRONG.trim_end()));
+    red(repo, command);
+    repo.write("calc.sh", &calc(&[SPECIAL]));
+    repo.submit_test(command, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write("tests/test_sub.sh", SUB_TEST);
+    repo.write("package.json", later);
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    red(repo, "sh tests/test_sub.sh");
+    repo.write("calc.sh", &calc(&[SPECIAL, SUB_ARM]));
+    green(repo, "sh tests/test_sub.sh");
+    squash(repo);
+}
+
+/// The `package.json` script a RED command runs (`npm test`), rewritten weaker by a later
+/// task (its special case's result no longer checked, `true`, a run of another script that
+/// checks less, or of a file the later task wrote), measures the earlier task's code with the scripts as the squash has
+/// them: refused under enforce, naming the mutants that survive. (The script was run as
+/// task 1 left it: 8 of 8 killed, and `package.json` mutated as task 1's code.)
+#[test]
+fn a_package_json_script_the_red_command_runs_rewritten_later_refuses_the_earlier_task() {
+    let survivors = "- calc.sh:3 `99` → `100`\n\
+                     - calc.sh:3 `0` → ``\n\
+                     - calc.sh:3 `0` → `1`\n";
+    let quick = format!(
+        "{{\"scripts\": {{\"test\": \"npm run quick\", \"quick\": {}}}}}\n",
+        serde_json::Value::from(WEAK.trim_end())
+    );
+    let other: &[(&str, &str)] = &[("t/other.sh", WEAK)];
+    for (later, files, killed) in [
+        (package(WEAK.trim_end()), &[][..], 5),
+        (package("true"), &[], 0),
+        (quick, &[], 5),
+        (package("sh t/other.sh"), other, 5),
+    ] {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+        script_rewritten_later(&repo, &later, files);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        let refusal = format!(
+            "FAILURE: task 1's RED test (step 1.1, `npm test`) killed {killed} of 8 mutants of \
+             the code the task wrote (made by the built-in mutator), below the 90% [verify] \
+             min_killed: it does not check what the code does. Surviving mutants (the test \
+             still passes with each):\n"
+        );
+        assert!(out.stdout.starts_with(&refusal), "{later}: {}", out.stdout);
+        if killed == 5 {
+            assert!(
+                out.stdout[refusal.len()..].starts_with(survivors),
+                "{}",
+                out.stdout
+            );
+        }
+        assert_eq!(main_tip(&repo), main, "{later}");
+    }
+}
+
+/// The honest twins: the script left as task 1 wrote it, or made to run task 2's test after
+/// task 1's check (`… && sh tests/test_sub.sh`, which fails on task 1's code, so task 1's own
+/// check is kept: it fails wherever the squash's does). Each task's code measured in full,
+/// no mutant of `package.json` (its only change is the test script), and the squash accepted.
+#[test]
+fn a_package_json_script_left_alone_or_run_further_later_measures_the_earlier_task_in_full() {
+    let strong = STRONG.trim_end();
+    for later in [
+        package(strong),
+        package(&format!("{strong} && sh tests/test_sub.sh")),
+    ] {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+        script_rewritten_later(&repo, &later, &[]);
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        assert_eq!(
+            final_note(&repo)["adequacy"],
+            serde_json::json!([
+                {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 8,
+                 "files": [{"path": "calc.sh", "mutants": 8, "killed": 8}]},
+                {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
+                 "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]),
+            "{later}"
+        );
+    }
+}
+
+/// The same measure by `attest` in a fresh clone (which reads `package.json` from the RED
+/// tree and the squash's tree the chain carries): task 1's code measured with the script
+/// task 2 left (5 of 8), where the share is met (`min_killed` 0.5), with no mutant of
+/// `package.json`.
+#[test]
+fn a_package_json_script_rewritten_later_is_measured_so_in_a_fresh_clone() {
+    use crate::attest::{Server, push};
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    script_rewritten_later(&repo, &package(WEAK.trim_end()), &[]);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let expected = serde_json::json!([
+        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
+         "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
+         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
+         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
+    assert_eq!(final_note(&repo)["adequacy"], expected);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let ci = ci_clone(&repo, &server);
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["adequacy"], expected);
 }

@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::engine::adequacy::{
     CodeFile, Planned, Task, TaskFiles, TaskWorktree, Tool, builtin_readable, builtin_within,
-    cargo_mutants_mutants, choose_tool, cosmic_ray_mutants, mutmut_mutants, runs_as_code,
-    split_within, stryker_mutants, task_files,
+    cargo_mutants_mutants, choose_tool, cosmic_ray_mutants, mutmut_mutants, package_scripts,
+    runs_as_code, script_text, split_within, stryker_mutants, task_files,
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
 use crate::workflow::notes::{FileAdequacy, NotMeasured, TaskAdequacy};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::proof::adequacy::Policy;
-use crate::workflow::shell_reach::{MAX_SCRIPT, files_run};
+use crate::workflow::shell_reach::{PackageScript, Reach, reach};
 use crate::workflow::state::ExitRecord;
 
 /// Each pinned RED test (`reds`, in task order) against mutants of its task's code: the code
@@ -36,12 +36,24 @@ pub fn measure(
     // The first task's code is counted from the base's tree.
     let base_tree = session.store.tree_of(base)?.to_string();
     // The files the pinned RED commands run, directly or through a script they run: test
-    // code ([`witnesses`]).
+    // code ([`witnesses`]); and the `package.json` scripts they run, put in as the squash
+    // has them (src/engine/adequacy.rs, `package_scripts`).
     let mut run_by_reds: Vec<String> = Vec::new();
+    let mut scripts: Vec<PackageScript> = Vec::new();
     for red in reds {
-        for path in run_by_red(session, config, red)? {
+        // And what the command runs as the squash has its scripts (a `"test": "npm run
+        // quick"` put in runs the squash's `quick` too, a `"test": "sh t/other.sh"` the
+        // `t/other.sh` a later task wrote: test code for the task that wrote it too).
+        let reached = run_by_red(session, config, red, None)?;
+        let squash = run_by_red(session, config, red, Some(squashed))?;
+        for path in reached.files.into_iter().chain(squash.files) {
             if !run_by_reds.contains(&path) {
                 run_by_reds.push(path);
+            }
+        }
+        for script in reached.scripts.into_iter().chain(squash.scripts) {
+            if !scripts.contains(&script) {
+                scripts.push(script);
             }
         }
     }
@@ -64,6 +76,16 @@ pub fn measure(
             continue;
         }
         let (start, end, next) = range(reds, i, &base_tree, squashed);
+        let puts = match package_scripts(session, config, &scripts, (end, squashed))? {
+            Ok(puts) => puts,
+            Err(why) => {
+                out.push(TaskAdequacy {
+                    unmeasured: Some(why),
+                    ..unmeasured_task(red)
+                });
+                continue;
+            }
+        };
         let pinned: Vec<&String> = red
             .paths
             .iter()
@@ -87,6 +109,7 @@ pub fn measure(
             next,
             as_squashed: (squashed, &later),
             witnesses: &witnesses,
+            scripts: &puts,
         };
         let mut measured = measure_task(session, config, &task, policy, reaper)?;
         measured.witnesses = witnesses.clone();
@@ -131,35 +154,20 @@ fn range<'a>(
 /// (the RED tree). A test path is not read: it is the test itself, and what it runs is the
 /// code it tests (`sh mul.sh 4 3` in `tests/test_mul.sh`, where the RED step wrote `mul.sh`
 /// beside it, is code, mutated). Where this clone lacks that tree, what the command itself
-/// names.
+/// names. With them, the `package.json` scripts read on the way (`npm test`: `pretest`,
+/// `test`, `posttest`), each with its file. `tree` reads it in another tree (the squash's).
 fn run_by_red(
     session: &Session,
     config: &Config,
     red: &PinnedTest,
-) -> Result<Vec<String>, EngineError> {
-    let readable = session.store.has_object(&red.tree)?;
-    files_run(
-        &red.command,
-        |path| -> Result<Option<String>, EngineError> {
-            if !readable || config.is_test_path(path) {
-                return Ok(None);
-            }
-            let Some(entry) = session.store.tree_entry(&red.tree, path)? else {
-                return Ok(None);
-            };
-            if !matches!(
-                entry.kind,
-                crate::store::EntryType::File | crate::store::EntryType::Executable
-            ) {
-                return Ok(None);
-            }
-            Ok(session
-                .store
-                .blob_within(&entry.id.to_string(), MAX_SCRIPT)?
-                .ok()
-                .and_then(|bytes| String::from_utf8(bytes).ok()))
-        },
-    )
+    tree: Option<&str>,
+) -> Result<Reach, EngineError> {
+    let tree = tree.unwrap_or(&red.tree);
+    let readable = session.store.has_object(tree)?;
+    reach(&red.command, |path| match readable {
+        true => script_text(session, config, tree, path),
+        false => Ok(None),
+    })
 }
 
 /// Of `run_by_reds`, the files the PR's pinned RED commands run ([`run_by_red`]: `sh
@@ -421,7 +429,7 @@ fn measure_task(
         // before any file's second, so that a file padded with mutants leaves none unrun.
         Ok(Some((tool, mut made, mut unmade))) => {
             result.tool = tool.name().into();
-            made.extend(builtin_readable(&noticed));
+            made.extend(builtin_readable(&noticed, task.scripts));
             let (run, past) = split_within(made, budget);
             unmade.extend(past);
             (run, unmade)
@@ -433,7 +441,7 @@ fn measure_task(
             }
             let mut all = code;
             all.extend(noticed);
-            builtin_within(&all, budget)
+            builtin_within(&all, budget, task.scripts)
         }
     };
     for m in &mutants {
@@ -501,7 +509,9 @@ fn measure_task(
 /// Why a run of the task's test on its own code (`None`: it passed) proves nothing: it
 /// failed there, with the tests the PR changed later as the squash has them and again with
 /// them holding only the lines the squash kept ([`TaskWorktree::keep_later_lines`]: a later
-/// task's test, added to a file this task's command runs, fails on this task's code).
+/// task's test, added to a file this task's command runs, fails on this task's code). Where
+/// it passes so, the lines a later task added that it still passes with are put back
+/// ([`TaskWorktree::put_back_added_lines`]: an `exit 0` on top of this task's check).
 fn fails_on_own_code(
     worktree: &mut TaskWorktree,
     config: &Config,
@@ -515,6 +525,9 @@ fn fails_on_own_code(
         if own.success() || !worktree.keep_later_lines()? {
             break;
         }
+    }
+    if own.success() {
+        worktree.put_back_added_lines(&red.command, config.test.timeout, deadline)?;
     }
     Ok((!own.success()).then(|| {
         format!(

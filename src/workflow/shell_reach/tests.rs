@@ -428,6 +428,71 @@ fn a_package_manager_runs_the_package_json_scripts_named() {
     assert_eq!(reached("npm test", &[]), Vec::<String>::new());
 }
 
+/// The `package.json` scripts a command's package manager runs are named with the file that
+/// holds them (present or not: `pretest` and `posttest` where npm would run them), in the
+/// order run, followed through a script that runs another, each once; a file that does not
+/// parse names the scripts asked for, none of which runs.
+#[test]
+fn the_package_scripts_a_command_runs_are_named_with_their_file() {
+    let files: &[(&str, &str)] = &[
+        (
+            "package.json",
+            r#"{"scripts": {"test": "sh t/check.sh && npm run lint", "lint": "npm run lint"}}"#,
+        ),
+        (
+            "web/package.json",
+            r#"{"scripts": {"test": "sh check.sh"}}"#,
+        ),
+        ("bad/package.json", "{\"scripts\": "),
+    ];
+    let scripts = |command: &str| -> Vec<(String, String)> {
+        let tree: BTreeMap<&str, &str> = files.iter().copied().collect();
+        reach(command, |path| {
+            Ok::<_, ()>(tree.get(path).map(|t| (*t).to_string()))
+        })
+        .expect("reading a map does not fail")
+        .scripts
+        .into_iter()
+        .map(|s| (s.package, s.name))
+        .collect()
+    };
+    let of = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(p, n)| ((*p).to_string(), (*n).to_string()))
+            .collect()
+    };
+    let root = "package.json";
+    assert_eq!(
+        scripts("npm test"),
+        of(&[
+            (root, "pretest"),
+            (root, "test"),
+            (root, "posttest"),
+            (root, "prelint"),
+            (root, "lint"),
+            (root, "postlint"),
+        ])
+    );
+    assert_eq!(
+        scripts("yarn test"),
+        of(&[
+            (root, "test"),
+            (root, "prelint"),
+            (root, "lint"),
+            (root, "postlint")
+        ])
+    );
+    assert_eq!(
+        scripts("cd web && pnpm test && sh x.sh"),
+        of(&[("web/package.json", "test")])
+    );
+    assert_eq!(
+        scripts("cd bad && yarn test"),
+        of(&[("bad/package.json", "test")])
+    );
+    assert_eq!(scripts("sh t/check.sh && npm install"), of(&[]));
+}
+
 /// Any text, as a command, a script it reaches or a makefile, is read to an end without a
 /// panic, and what is reached stays within the bounds: an agent chooses every byte of it.
 #[test]
