@@ -268,13 +268,7 @@ fn a_witness_run_by_a_script_is_never_mutated_here_or_in_a_fresh_clone() {
         {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
          "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}],
          "witnesses": ["check_all.sh", "check_mul.sh"]}]);
-    assert_eq!(final_note(&repo)["adequacy"], expected);
-    mark_done_and_merge(&repo).expect(0);
-    let merge = main_tip(&repo);
-    push(&repo, &server, &[], &["main", REF]).expect(0);
-    let ci = ci_clone(&repo, &server);
-    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
-    assert_eq!(json["verdicts"][0]["adequacy"], expected);
+    the_note_and_attest_in_ci_say(&repo, &server, &expected);
 }
 
 /// The per-file tally of the same PR where the share is met (`min_killed` 0.5): each task's
@@ -594,11 +588,21 @@ fn a_package_json_script_rewritten_later_is_measured_so_in_a_fresh_clone() {
          "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
         {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
          "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
-    assert_eq!(final_note(&repo)["adequacy"], expected);
-    mark_done_and_merge(&repo).expect(0);
-    let merge = main_tip(&repo);
-    push(&repo, &server, &[], &["main", REF]).expect(0);
-    let ci = ci_clone(&repo, &server);
+    the_note_and_attest_in_ci_say(&repo, &server, &expected);
+}
+
+/// The squashed PR's final note says `expected` of adequacy, and so does `attest --json` of
+/// its merge, pushed through the server's hook, in a CI-style clone: field by field.
+fn the_note_and_attest_in_ci_say(
+    repo: &TestRepo,
+    server: &crate::attest::Server,
+    expected: &serde_json::Value,
+) {
+    assert_eq!(&final_note(repo)["adequacy"], expected);
+    mark_done_and_merge(repo).expect(0);
+    let merge = main_tip(repo);
+    crate::attest::push(repo, server, &[], &["main", REF]).expect(0);
+    let ci = ci_clone(repo, server);
     let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
-    assert_eq!(json["verdicts"][0]["adequacy"], expected);
+    assert_eq!(&json["verdicts"][0]["adequacy"], expected);
 }

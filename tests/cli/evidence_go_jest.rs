@@ -503,25 +503,7 @@ fn jest_configuration_written_after_red_is_refused_at_the_end_and_by_attest() {
         squash(&repo);
         repo
     };
-    let repo = configured("");
-    let out = repo.run(&["submit-work", "-s", "squashed"]);
-    out.expect(1);
-    assert!(
-        out.stdout.starts_with(&format!("FAILURE: {refusal}")),
-        "{}",
-        out.stdout
-    );
-
-    let repo = configured("\n[finalize]\nclean_check = false\n");
-    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    mark_done_and_merge(&repo).expect(0);
-    let out = fresh_clone(&repo).run(&["attest", "--no-note", &main_tip(&repo)]);
-    out.expect(1);
-    assert!(
-        out.stdout.contains(&format!("  - {refusal}")),
-        "{}",
-        out.stdout
-    );
+    refused_at_the_end_and_by_attest(configured, &refusal, "");
 }
 
 /// The honest twin that needs the `jest`-key-only rule: the task's test checks the
@@ -771,25 +753,7 @@ fn a_module_jest_configuration_names_is_refused_at_the_end_and_by_attest() {
             squash(&repo);
             repo
         };
-        let repo = configured("");
-        let out = repo.run(&["submit-work", "-s", "squashed"]);
-        out.expect(1);
-        assert!(
-            out.stdout.starts_with(&format!("FAILURE: {refusal}")),
-            "{name}: {}",
-            out.stdout
-        );
-
-        let repo = configured("\n[finalize]\nclean_check = false\n");
-        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-        mark_done_and_merge(&repo).expect(0);
-        let out = fresh_clone(&repo).run(&["attest", "--no-note", &main_tip(&repo)]);
-        out.expect(1);
-        assert!(
-            out.stdout.contains(&format!("  - {refusal}")),
-            "{name}: {}",
-            out.stdout
-        );
+        refused_at_the_end_and_by_attest(configured, &refusal, name);
     }
 }
 
@@ -906,4 +870,34 @@ fn the_configuration_a_jest_command_names_and_its_modules_are_pinned() {
         );
         assert_eq!(repo.status(), "DEBUGGING", "{name}");
     }
+}
+
+/// A squashed PR, made by `squashed` with the configuration it is given added, refused by
+/// the final check (its output begins with `refusal`) and, with the clean check off so that
+/// it merges, by `attest` in a fresh clone (`refusal` among its reasons); `case` names it in
+/// a failure.
+pub(crate) fn refused_at_the_end_and_by_attest(
+    squashed: impl Fn(&str) -> TestRepo,
+    refusal: &str,
+    case: &str,
+) {
+    let repo = squashed("");
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!("FAILURE: {refusal}")),
+        "{case}: {}",
+        out.stdout
+    );
+
+    let repo = squashed("\n[finalize]\nclean_check = false\n");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = fresh_clone(&repo).run(&["attest", "--no-note", &main_tip(&repo)]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!("  - {refusal}")),
+        "{case}: {}",
+        out.stdout
+    );
 }

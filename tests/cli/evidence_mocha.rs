@@ -10,8 +10,10 @@ use std::path::PathBuf;
 
 use pretty_assertions::assert_eq;
 
-use crate::evidence_go_jest::{Cheat, fresh_clone, green_refused, project, proven_by_id};
-use crate::oracle::{main_tip, mark_done_and_merge, red, squash};
+use crate::evidence_go_jest::{
+    Cheat, green_refused, project, proven_by_id, refused_at_the_end_and_by_attest,
+};
+use crate::oracle::{red, squash};
 use crate::support::*;
 
 const CALC: &str = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a + b;\n";
@@ -214,25 +216,7 @@ fn a_mocha_title_moved_to_another_file_is_refused_at_the_end_and_by_attest() {
          test/other.js, not from test/mul.js, where it failed on the base: it is another test \
          of the same name. Output:"
     );
-    let repo = moved("");
-    let out = repo.run(&["submit-work", "-s", "squashed"]);
-    out.expect(1);
-    assert!(
-        out.stdout.starts_with(&format!("FAILURE: {refusal}")),
-        "{}",
-        out.stdout
-    );
-
-    let repo = moved("\n[finalize]\nclean_check = false\n");
-    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    mark_done_and_merge(&repo).expect(0);
-    let out = fresh_clone(&repo).run(&["attest", "--no-note", &main_tip(&repo)]);
-    out.expect(1);
-    assert!(
-        out.stdout.contains(&format!("  - {refusal}")),
-        "{}",
-        out.stdout
-    );
+    refused_at_the_end_and_by_attest(moved, &refusal, "");
 }
 
 /// The common JavaScript RED whose test file does not load (it requires a module main does
