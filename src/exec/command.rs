@@ -699,6 +699,40 @@ mod tests {
         );
     }
 
+    /// A plain command is looked up in the commands' PATH as `execvp` looks it up, and
+    /// started by its path: a directory or a file that cannot be executed of its name is
+    /// passed over, the first executable wins, and a script without `#!` (which the kernel
+    /// will not start) is run by sh, as `execvp` runs it.
+    #[test]
+    fn a_plain_command_is_found_on_the_commands_path_as_execvp_finds_it() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let bins: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let put = |dir: &tempfile::TempDir, name: &str, text: &str, mode: u32| {
+            let file = dir.path().join(name);
+            std::fs::write(&file, text).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        std::fs::create_dir(bins[0].path().join("tool")).unwrap();
+        put(&bins[1], "tool", "#!/bin/sh\necho one\n", 0o644);
+        put(&bins[2], "tool", "#!/bin/sh\necho two\n", 0o755);
+        put(&bins[2], "bare", "echo run by sh\n", 0o755);
+        let mut path: Vec<std::path::PathBuf> =
+            bins.iter().map(|d| d.path().to_path_buf()).collect();
+        path.push("/usr/bin".into());
+        path.push("/bin".into());
+        let env = CommandEnv::with_path(&std::env::join_paths(path).unwrap());
+        assert_eq!(env.find("tool"), Some(bins[2].path().join("tool")));
+        let dir = tempfile::tempdir().unwrap();
+        let run = |command: &str| run_shell(command, dir.path(), Duration::from_secs(10), &env);
+        assert_eq!(run("tool").unwrap().output, b"two\n");
+        assert_eq!(run("bare").unwrap().output, b"run by sh\n");
+        assert_eq!(env.find("no-such-program-for-git-orchestrate"), None);
+        assert_eq!(
+            run("no-such-program-for-git-orchestrate").unwrap().exit,
+            ExitRecord::code(127)
+        );
+    }
+
     #[test]
     fn runs_in_the_given_directory_with_stdin_closed() {
         let dir = tempfile::tempdir().unwrap();

@@ -157,6 +157,18 @@ impl CommandEnv {
         &self.path
     }
 
+    /// Commands with `path` as their PATH and nothing else of a repository's (tests of how a
+    /// program is found).
+    #[cfg(test)]
+    pub fn with_path(path: &OsStr) -> CommandEnv {
+        CommandEnv {
+            git: PathBuf::from("git"),
+            path: path.to_os_string(),
+            confinement: None,
+            inside: Vec::new(),
+        }
+    }
+
     /// Where `program` (a bare name) is on [`Self::path`], as `execvp` would find it: the
     /// first entry holding an executable file of that name.
     pub fn find(&self, program: &str) -> Option<PathBuf> {
