@@ -60,5 +60,11 @@ pub(super) fn task_text(t: &TaskAdequacy, indent: &str) -> String {
             "{indent}  witness: {w} (the RED command runs it: test code, not mutated)\n"
         ));
     }
+    for script in &t.scripts {
+        out.push_str(&format!(
+            "{indent}  witness: {script} (a script the RED command runs: test code, as the \
+             squash has it)\n"
+        ));
+    }
     out
 }

@@ -67,6 +67,22 @@ pub(crate) struct ScriptsPut {
     files: Vec<String>,
 }
 
+impl ScriptsPut {
+    /// The scripts put in, each as `<package.json's path>: <name>`: those either the task's
+    /// file or the squash's holds (a `pretest` neither has is no script).
+    pub(crate) fn named(&self) -> Vec<String> {
+        let in_either = package_scripts::present(
+            &self.own,
+            self.as_squashed.as_deref().or(self.kept.as_deref()),
+            &self.names,
+        );
+        in_either
+            .into_iter()
+            .map(|name| format!("{}: {name}", self.path))
+            .collect()
+    }
+}
+
 /// For each `package.json` among `reached`'s that `end` holds as text that reads, the
 /// scripts the RED commands reach as `squashed` has them (docs/integrity.md, "Adequacy by
 /// mutation"): the scripts are the test, and a later task that rewrites one (`"test":

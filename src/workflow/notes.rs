@@ -279,6 +279,11 @@ pub struct TaskAdequacy {
     /// sorted: what the measure counted as the test besides the test paths.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub witnesses: Vec<String>,
+    /// The `package.json` scripts the PR's pinned RED commands run (`npm test`'s `test`),
+    /// named `<package.json's path>: <script>`, sorted: test code too, put into this task's
+    /// `package.json` as the squash has them (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<String>,
 }
 
 /// A file a task changed that its adequacy did not measure, and why.

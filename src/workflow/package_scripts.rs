@@ -157,6 +157,25 @@ fn runs_after(own: &str, last: &str) -> bool {
 }
 
 /// `text` as a JSON object.
+/// The names among `names` that `own`'s scripts or `other`'s hold, in `names`' order.
+pub fn present(own: &str, other: Option<&str>, names: &[String]) -> Vec<String> {
+    let values: Vec<Value> = std::iter::once(own)
+        .chain(other)
+        .filter_map(object)
+        .collect();
+    names
+        .iter()
+        .filter(|name| {
+            values.iter().any(|v| {
+                v.get("scripts")
+                    .and_then(|s| s.get(name.as_str()))
+                    .is_some()
+            })
+        })
+        .cloned()
+        .collect()
+}
+
 fn object(text: &str) -> Option<Value> {
     serde_json::from_str::<Value>(text)
         .ok()

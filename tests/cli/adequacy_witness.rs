@@ -562,9 +562,11 @@ fn a_package_json_script_left_alone_or_run_further_later_measures_the_earlier_ta
             final_note(&repo)["adequacy"],
             serde_json::json!([
                 {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 8,
-                 "files": [{"path": "calc.sh", "mutants": 8, "killed": 8}]},
+                 "files": [{"path": "calc.sh", "mutants": 8, "killed": 8}],
+                 "scripts": ["package.json: test"]},
                 {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
-                 "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]),
+                 "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}],
+                 "scripts": ["package.json: test"]}]),
             "{later}"
         );
     }
@@ -585,10 +587,23 @@ fn a_package_json_script_rewritten_later_is_measured_so_in_a_fresh_clone() {
     let expected = serde_json::json!([
         {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
          "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
-         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}]},
+         "files": [{"path": "calc.sh", "mutants": 8, "killed": 5}],
+         "scripts": ["package.json: test"]},
         {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4,
-         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}]}]);
+         "files": [{"path": "calc.sh", "mutants": 4, "killed": 4}],
+         "scripts": ["package.json: test"]}]);
     the_note_and_attest_in_ci_say(&repo, &server, &expected);
+    // And the text of `attest` names the script, as `verify`'s does.
+    let merge = main_tip(&repo);
+    let ci = ci_clone(&repo, &server);
+    let text = ci.run(&["attest", "--no-note", &merge]).stdout.clone();
+    assert!(
+        text.contains(
+            "witness: package.json: test (a script the RED command runs: test code, as the \
+             squash has it)\n"
+        ),
+        "{text}"
+    );
 }
 
 /// The squashed PR's final note says `expected` of adequacy, and so does `attest --json` of

@@ -114,6 +114,8 @@ pub fn measure(
         let mut measured = measure_task(session, config, &task, policy, reaper)?;
         measured.witnesses = witnesses.clone();
         measured.witnesses.sort();
+        measured.scripts = puts.iter().flat_map(|put| put.named()).collect();
+        measured.scripts.sort();
         out.push(measured);
     }
     Ok(out)
@@ -317,6 +319,7 @@ fn unmeasured_task(red: &PinnedTest) -> TaskAdequacy {
         files: Vec::new(),
         not_measured: Vec::new(),
         witnesses: Vec::new(),
+        scripts: Vec::new(),
     }
 }
 
@@ -590,6 +593,7 @@ mod tests {
                 .collect(),
             not_measured: Vec::new(),
             witnesses: Vec::new(),
+            scripts: Vec::new(),
         }
     }
 
