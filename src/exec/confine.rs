@@ -301,16 +301,14 @@ impl Confinement {
     /// This confinement with `path` read-only too (one worktree's command, beside another's).
     pub fn also_read_only(&self, path: &Path) -> Confinement {
         let mut more = self.clone();
-        more.layout.read_only =
-            existing(&[&more.layout.read_only[..], &[path.to_path_buf()]].concat());
+        more.layout.read_only = with_existing(&more.layout.read_only, path);
         more
     }
 
     /// This confinement with `path` writable too (where the scratch worktrees are made).
     pub fn also_writable(&self, path: &Path) -> Confinement {
         let mut more = self.clone();
-        more.layout.writable =
-            existing(&[&more.layout.writable[..], &[path.to_path_buf()]].concat());
+        more.layout.writable = with_existing(&more.layout.writable, path);
         more
     }
 
@@ -558,6 +556,20 @@ fn existing(paths: &[PathBuf]) -> Vec<PathBuf> {
     real
 }
 
+/// [`existing`] of `paths` (its own output) and `path`: only `path` is resolved again. A
+/// verification adds two paths per task and run, and resolving every path again was a
+/// `readlink` per component of each.
+fn with_existing(paths: &[PathBuf], path: &Path) -> Vec<PathBuf> {
+    // Gone since, a path is left out, as resolving it again would leave it out.
+    let mut real: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
+    if let Ok(path) = path.canonicalize()
+        && let Err(at) = real.binary_search(&path)
+    {
+        real.insert(at, path);
+    }
+    real
+}
+
 /// The mounts the holder makes, on a read-only `/`: the writable paths, then the read-only
 /// ones, each shallowest first, and each only where it changes what the paths around it
 /// say (the deepest one around a path decides). A read-only path inside a writable one is
@@ -683,6 +695,24 @@ mod tests {
 
     fn p(s: &str) -> PathBuf {
         PathBuf::from(s)
+    }
+
+    #[test]
+    fn a_path_added_is_resolved_as_all_of_them_were() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap();
+        for d in ["a", "b", "c"] {
+            std::fs::create_dir(root.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("c"), root.join("to-c")).unwrap();
+        let asked = [root.join("b"), root.join("a"), root.join("gone-later")];
+        std::fs::create_dir(root.join("gone-later")).unwrap();
+        let layout = existing(&asked);
+        std::fs::remove_dir(root.join("gone-later")).unwrap();
+        for added in ["to-c", "c", "a", "missing", "b/../c"] {
+            let whole = existing(&[&asked[..], &[root.join(added)]].concat());
+            assert_eq!(with_existing(&layout, &root.join(added)), whole, "{added}");
+        }
     }
 
     #[test]

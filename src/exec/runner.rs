@@ -345,6 +345,17 @@ pub fn serve() -> Result<(), String> {
     }
 }
 
+/// The request on a command's connection `conn`, and whether the verifier wrote more after
+/// it. Read through a buffer: a request is some hundred fields, each a length then its
+/// bytes, and a read each was a system call each. What the verifier writes after the
+/// request can only be its word to stop, which the buffer may now hold rather than the
+/// socket ([`told_to_stop`] would not see it).
+fn read_request(conn: &UnixStream) -> (std::io::Result<Option<Vec<Vec<u8>>>>, bool) {
+    let mut reader = std::io::BufReader::with_capacity(SMALL_REQUEST, conn);
+    let read = read_frame(&mut reader, MAX_REQUEST);
+    (read, !reader.buffer().is_empty())
+}
+
 /// Whether the verifier has spoken on (or closed) a command's connection: it wants the
 /// command killed.
 fn told_to_stop(conn: &UnixStream) -> bool {
@@ -366,7 +377,8 @@ fn run_one(mut conn: UnixStream, [stdin, stdout, stderr]: [OwnedFd; 3], turn: &M
     let answer = |conn: &mut UnixStream, kind: &str, value: String| {
         let _ = conn.write_all(&frame(&[kind.as_bytes().to_vec(), value.into_bytes()]));
     };
-    let fields = match read_frame(&mut conn, MAX_REQUEST) {
+    let (read, stop_written) = read_request(&conn);
+    let fields = match read {
         Ok(Some(fields)) => fields,
         Ok(None) => return,
         Err(e) => return answer(&mut conn, "error", e.to_string()),
@@ -380,7 +392,7 @@ fn run_one(mut conn: UnixStream, [stdin, stdout, stderr]: [OwnedFd; 3], turn: &M
     };
     let _turn = turn.lock().unwrap_or_else(PoisonError::into_inner);
     // Killed while it waited: it never starts.
-    if told_to_stop(&conn) {
+    if stop_written || told_to_stop(&conn) {
         return answer(&mut conn, "signal", "9".into());
     }
     cmd.stdin(Stdio::from(stdin))
@@ -564,6 +576,27 @@ mod tests {
         assert_eq!(read_frame(&mut [].as_slice(), 1024).unwrap(), None);
         assert!(read_frame(&mut &bytes[..bytes.len() - 1], 1024).is_err());
         assert!(read_frame(&mut bytes.as_slice(), 8).is_err());
+    }
+
+    #[test]
+    fn a_stop_written_with_the_request_is_seen_though_a_buffer_read_it() {
+        // Not through `run_one`: outside a PID namespace of its own, its ending of what a
+        // command left would reach every process this user may signal.
+        let fields: Vec<Vec<u8>> = ["/bin/sh", "/", "2", "-c", "exit 3"]
+            .iter()
+            .map(|f| f.as_bytes().to_vec())
+            .collect();
+        for (after, stop) in [(&b"k"[..], true), (&b""[..], false)] {
+            let (mut ours, theirs) = UnixStream::pair().unwrap();
+            let mut written = frame(&fields);
+            written.extend_from_slice(after);
+            ours.write_all(&written).unwrap();
+            let (read, stop_written) = read_request(&theirs);
+            assert_eq!(read.unwrap(), Some(fields.clone()));
+            assert_eq!(stop_written, stop, "{after:?}");
+            // What the buffer took is gone from the socket: only the buffer could tell.
+            assert!(!told_to_stop(&theirs));
+        }
     }
 
     #[test]
