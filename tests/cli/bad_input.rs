@@ -32,13 +32,48 @@ fn refused_at_once(repo: &TestRepo, args: &[&str], says: &str) -> Run {
     out
 }
 
-/// `attest --signing-key` and `resume --sign-key` given `/dev/zero` or a FIFO: refused at
-/// once (exit 2), nothing judged or written.
+/// `attest --signing-key` (note or DSSE) and `resume --sign-key` given `/dev/zero`, a FIFO,
+/// a link to a device, a directory or a file over 64 KiB: refused at once (exit 2), nothing
+/// judged or written.
 #[test]
 fn key_files_that_are_devices_or_fifos_are_refused_at_once() {
     let repo = TestRepo::new();
-    let (_dir, fifo) = fifo();
+    let (dir, fifo) = fifo();
     let fifo = fifo.to_str().unwrap();
+    // A link to a device, a directory (and a link to one), a file over 64 KiB: refused
+    // alike, read no further than the cap.
+    let zero_link = dir.path().join("zero-link");
+    std::os::unix::fs::symlink("/dev/zero", &zero_link).unwrap();
+    let dir_link = dir.path().join("dir-link");
+    std::os::unix::fs::symlink(dir.path(), &dir_link).unwrap();
+    let huge = dir.path().join("huge");
+    std::fs::write(&huge, vec![b'k'; 64 * 1024 + 1]).unwrap();
+    let others = [
+        (
+            zero_link.to_str().unwrap(),
+            "it is a device, not a regular file",
+        ),
+        (
+            dir.path().to_str().unwrap(),
+            "it is a directory, not a regular file",
+        ),
+        (
+            dir_link.to_str().unwrap(),
+            "it is a directory, not a regular file",
+        ),
+        (
+            huge.to_str().unwrap(),
+            "it is larger than the limit of 65536 bytes, and is not read",
+        ),
+    ];
+    for (key, says) in others {
+        for args in [
+            vec!["attest", "--signing-key", key, "HEAD"],
+            vec!["attest", "--format", "dsse", "--signing-key", key, "HEAD"],
+        ] {
+            refused_at_once(&repo, &args, says);
+        }
+    }
     for key in ["/dev/zero", fifo] {
         let out = refused_at_once(
             &repo,
@@ -62,6 +97,10 @@ fn key_files_that_are_devices_or_fifos_are_refused_at_once() {
             &["resume", "--sign-key", key],
             "not a regular file, and is not read",
         );
+        assert_eq!(repo.tip(), tip, "nothing recorded");
+    }
+    for (key, says) in others {
+        refused_at_once(&repo, &["resume", "--sign-key", key], says);
         assert_eq!(repo.tip(), tip, "nothing recorded");
     }
     refused_at_once(

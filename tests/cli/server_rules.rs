@@ -1493,6 +1493,44 @@ fn a_lock_left_by_a_killed_post_receive_is_named_and_the_verdict_waits_for_repai
     );
 }
 
+/// main's `[attest] signing_key` naming a device or a FIFO, the key the server signs its
+/// verdicts with (`ssh-keygen -Y sign` would read the one forever and wait on the other): the
+/// push that moves main fails closed at once, naming the key, and nothing moves.
+#[test]
+fn a_server_signing_key_that_is_a_device_or_a_fifo_fails_the_push_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("key");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    for (key, kind) in [("/dev/zero", "a device"), (fifo, "a FIFO")] {
+        let repo = calc_with(
+            &format!("{CALC_CONFIG}\n[attest]\nsigning_key = \"{key}\"\n"),
+            &[],
+        );
+        let server = Server::start(&repo);
+        push(&repo, &server, &[], &["main", REF]).expect(0);
+        finalized(&repo);
+        mark_done_and_merge(&repo).expect(0);
+        let before = server.refs(&repo);
+        let out = push(&repo, &server, &[], &["main", REF]);
+        assert_ne!(out.code, 0, "{}", out.stderr);
+        assert_eq!(
+            remote(&out),
+            [format!(
+                "error: could not sign the verdict with {key}: ssh-keygen could not sign with \
+                 {key}: it is {kind}, not a regular file, and is not read"
+            )],
+            "{}",
+            out.stderr
+        );
+        assert_eq!(server.refs(&repo), before, "the server's refs moved");
+    }
+}
+
 /// The calculator whose one gate adds a line to `counter` on each run, and fails while
 /// `flag` exists.
 fn counted_calc(counter: &Path, flag: &Path) -> TestRepo {
