@@ -339,7 +339,16 @@ fn store(e: StoreError, message: String) -> CommandError {
         StoreError::BadWorkflowName(_) => CommandError::new(ErrorKind::InvalidInput, message),
         StoreError::Locked { path, reference, .. } => {
             let rm = crate::workflow::briefing::shell_quote(&path.display().to_string());
-            CommandError::new(ErrorKind::Locked, message).hint(if crate::store::is_notes_ref(&reference) {
+            CommandError::new(ErrorKind::Locked, message).hint(if reference == crate::store::ATTEST_NOTES_REF {
+                // On a server the verdict waits in the bare repository (the hooks keep it
+                // until its note is written): `get-task` has no workflow there to attach it.
+                format!(
+                    "Only the verdict's note was not written; a server keeps the verdict until it is. If no \
+                     git or git-orchestrate process is still running, delete the lock (rm {rm}), then run \
+                     `git orchestrate attest --repair` in the server's bare repository (its next push does \
+                     it too), or `git orchestrate attest` again in a clone."
+                )
+            } else if crate::store::is_notes_ref(&reference) {
                 format!(
                     "Only the verification note was not written: a commit this command made is kept. If no \
                      git or git-orchestrate process is still running, delete the lock (rm {rm}), then run \

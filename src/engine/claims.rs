@@ -939,6 +939,17 @@ pub fn human(
             hint: "`git orchestrate claim list` shows the claims; a PR's key is its master-plan heading's slug.".into(),
         });
     }
+    // A heading is one line of text: a key with a line break, an escape or a NUL was typed
+    // by no one reading the plan, and its slug would quietly name another PR (`a\nb` is
+    // `a-b`).
+    if pr.chars().any(char::is_control) {
+        return Err(EngineError::BadInput {
+            message: format!(
+                "{pr:?} names no PR: a PR's key or heading holds no control character"
+            ),
+            hint: "`git orchestrate claim list` shows the claims; a PR's key is its master-plan heading's slug.".into(),
+        });
+    }
     // A key is its own slug; a heading's text gives its key.
     let pr = rules::slug(pr);
     let state = store.read_unless_ticket()?.map(|s| s.state);

@@ -32,13 +32,48 @@ fn refused_at_once(repo: &TestRepo, args: &[&str], says: &str) -> Run {
     out
 }
 
-/// `attest --signing-key` and `resume --sign-key` given `/dev/zero` or a FIFO: refused at
-/// once (exit 2), nothing judged or written.
+/// `attest --signing-key` (note or DSSE) and `resume --sign-key` given `/dev/zero`, a FIFO,
+/// a link to a device, a directory or a file over 64 KiB: refused at once (exit 2), nothing
+/// judged or written.
 #[test]
 fn key_files_that_are_devices_or_fifos_are_refused_at_once() {
     let repo = TestRepo::new();
-    let (_dir, fifo) = fifo();
+    let (dir, fifo) = fifo();
     let fifo = fifo.to_str().unwrap();
+    // A link to a device, a directory (and a link to one), a file over 64 KiB: refused
+    // alike, read no further than the cap.
+    let zero_link = dir.path().join("zero-link");
+    std::os::unix::fs::symlink("/dev/zero", &zero_link).unwrap();
+    let dir_link = dir.path().join("dir-link");
+    std::os::unix::fs::symlink(dir.path(), &dir_link).unwrap();
+    let huge = dir.path().join("huge");
+    std::fs::write(&huge, vec![b'k'; 64 * 1024 + 1]).unwrap();
+    let others = [
+        (
+            zero_link.to_str().unwrap(),
+            "it is a device, not a regular file",
+        ),
+        (
+            dir.path().to_str().unwrap(),
+            "it is a directory, not a regular file",
+        ),
+        (
+            dir_link.to_str().unwrap(),
+            "it is a directory, not a regular file",
+        ),
+        (
+            huge.to_str().unwrap(),
+            "it is larger than the limit of 65536 bytes, and is not read",
+        ),
+    ];
+    for (key, says) in others {
+        for args in [
+            vec!["attest", "--signing-key", key, "HEAD"],
+            vec!["attest", "--format", "dsse", "--signing-key", key, "HEAD"],
+        ] {
+            refused_at_once(&repo, &args, says);
+        }
+    }
     for key in ["/dev/zero", fifo] {
         let out = refused_at_once(
             &repo,
@@ -62,6 +97,10 @@ fn key_files_that_are_devices_or_fifos_are_refused_at_once() {
             &["resume", "--sign-key", key],
             "not a regular file, and is not read",
         );
+        assert_eq!(repo.tip(), tip, "nothing recorded");
+    }
+    for (key, says) in others {
+        refused_at_once(&repo, &["resume", "--sign-key", key], says);
         assert_eq!(repo.tip(), tip, "nothing recorded");
     }
     refused_at_once(
@@ -153,6 +192,177 @@ fn the_ticket_tools_check_input_first_and_cap_every_text() {
     assert_eq!(repo.git(&["rev-parse", REF]), before, "nothing written");
 }
 
+/// Every text field of every ticket tool over its cap (docs/tickets.md, "The tools"): 64 KiB,
+/// or 256 KiB for the longer texts, given as JSON on stdin: exit 2 naming the field, out of
+/// turn (the state is read after the input) and in turn, and nothing written.
+#[test]
+fn every_ticket_text_field_is_capped_in_turn_and_out_of_turn() {
+    let repo =
+        TestRepo::with_config("[[preflight]]\nname = \"tests\"\ncommand = \"sh run_tests.sh\"\n");
+    let body = repo.dir().join("body");
+    std::fs::write(&body, "b".repeat(270_000)).unwrap();
+    repo.run(&[
+        "ticket",
+        "new",
+        "--title",
+        "T",
+        "--body",
+        body.to_str().unwrap(),
+    ])
+    .expect(2)
+    .warns("the report is 270000 bytes long; at most 262144 bytes (256 KiB) are taken");
+    repo.run(&["ticket", "new", "--title", "Caps"]).expect(0);
+    let long = "x".repeat(70_000);
+    let longer = "x".repeat(270_000);
+    let summary = "is 70000 bytes long; at most 65536 bytes (64 KiB) are taken";
+    let report = "is 270000 bytes long; at most 262144 bytes (256 KiB) are taken";
+    let assign = |field: &str, value: serde_json::Value| {
+        let mut input = serde_json::json!({"mode": "implementation", "goal": "g",
+                                           "acceptanceCriteria": ["ok"]});
+        input[field] = value;
+        ("assign", "manager", input)
+    };
+    let blocked = |details: serde_json::Value| {
+        serde_json::json!({"status": "blocked", "filesChanged": [], "buildStatus": "fail",
+                           "message": "m", "blockerDetails": details})
+    };
+    let complete = |field: &str, value: serde_json::Value| {
+        let mut input = serde_json::json!({"status": "complete", "filesChanged": [],
+                                           "buildStatus": "pass", "message": "m"});
+        input[field] = value;
+        ("subtask-complete", "developer", input)
+    };
+    let cases = [
+        (assign("goal", long.clone().into()), "goal", summary),
+        (
+            assign("acceptanceCriteria", serde_json::json!([long])),
+            "acceptanceCriteria[0]",
+            summary,
+        ),
+        (
+            assign("filesToInspect", serde_json::json!([long])),
+            "filesToInspect[0]",
+            summary,
+        ),
+        (
+            assign("filesToModify", serde_json::json!([long])),
+            "filesToModify[0]",
+            summary,
+        ),
+        (
+            assign("constraints", serde_json::json!([long])),
+            "constraints[0]",
+            summary,
+        ),
+        (
+            assign("priorContext", longer.clone().into()),
+            "priorContext",
+            report,
+        ),
+        (complete("message", long.clone().into()), "message", summary),
+        (
+            complete(
+                "filesChanged",
+                serde_json::json!([{"path": "a", "summary": long}]),
+            ),
+            "filesChanged[0].summary",
+            summary,
+        ),
+        (
+            (
+                "subtask-complete",
+                "developer",
+                blocked(serde_json::json!({"issue": longer})),
+            ),
+            "blockerDetails.issue",
+            report,
+        ),
+        (
+            (
+                "subtask-complete",
+                "developer",
+                blocked(serde_json::json!({"tried": [long]})),
+            ),
+            "blockerDetails.tried[0]",
+            summary,
+        ),
+        (
+            (
+                "subtask-complete",
+                "developer",
+                blocked(serde_json::json!({"needed": longer})),
+            ),
+            "blockerDetails.needed",
+            report,
+        ),
+        (
+            (
+                "update-subtask",
+                "manager",
+                serde_json::json!({"status": "complete", "notes": long}),
+            ),
+            "notes",
+            summary,
+        ),
+        (
+            (
+                "update-subtask",
+                "manager",
+                serde_json::json!({"status": "complete", "notes": "n", "override": long}),
+            ),
+            "override",
+            summary,
+        ),
+        (
+            (
+                "complete-ticket",
+                "manager",
+                serde_json::json!({"summary": long}),
+            ),
+            "summary",
+            summary,
+        ),
+    ];
+    let check = |when: &str| {
+        let before = repo.git(&["for-each-ref"]);
+        for ((tool, role, input), path, says) in &cases {
+            let out = repo.run_with_stdin(
+                &[tool, "--role", role, "--json-input", "-"],
+                &input.to_string(),
+            );
+            assert_eq!(out.code, 2, "{tool} {path} {when}:\n{}", out.stderr);
+            let line = out
+                .stderr
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("- {path}:")))
+                .unwrap_or_else(|| panic!("{tool} {path} {when}: not named:\n{}", out.stderr));
+            assert!(line.ends_with(says), "{tool} {path} {when}: {line}");
+        }
+        assert_eq!(
+            repo.git(&["for-each-ref"]),
+            before,
+            "{when}: nothing written"
+        );
+    };
+    // The manager's turn: the developer's tool, `update-subtask` and `complete-ticket` are out
+    // of turn.
+    check("in MANAGER");
+    repo.run(&[
+        "assign",
+        "--role",
+        "manager",
+        "--mode",
+        "implementation",
+        "--goal",
+        "g",
+        "--acceptance-criteria",
+        "ok",
+    ])
+    .expect(0);
+    // The developer's turn: every manager tool is out of turn.
+    check("in DEVELOPER");
+}
+
 /// `claim steal ""` and `claim steal '*'` name no PR (they took a claim named `pr`);
 /// `worktree add HEAD` (and git's other own names) make no workflow.
 #[test]
@@ -166,6 +376,15 @@ fn claim_keys_and_workflow_names_git_reads_as_its_own_are_refused() {
         repo.human(&["claim", "release", key])
             .expect(2)
             .warns("names no PR");
+    }
+    // A heading is one line: a key with a line break or an escape names no PR either (its
+    // slug, `a-b`, would be another PR's).
+    for key in ["a\nb", "a\u{1b}[31mb", "pr-1\r"] {
+        for verb in ["steal", "release"] {
+            repo.human(&["claim", verb, key])
+                .expect(2)
+                .warns("names no PR: a PR's key or heading holds no control character");
+        }
     }
     assert!(
         repo.git(&["for-each-ref", "refs/orchestrator/claims/"])

@@ -1391,6 +1391,146 @@ fn a_killed_post_receive_is_completed_by_the_next_push_or_by_repair() {
     );
 }
 
+/// A post-receive hook killed while it moved the verdicts' ref leaves git's lock on it. Once
+/// the lock is older than a command holds one, the next push and `attest --repair` name it and
+/// say how to finish on a server (delete it, then `attest --repair`): the verdict is kept
+/// meanwhile, then written once; repairing again changes nothing.
+#[test]
+fn a_lock_left_by_a_killed_post_receive_is_named_and_the_verdict_waits_for_repair() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let hook = server.bare.join("hooks/post-receive");
+    let installed = std::fs::read_to_string(&hook).unwrap();
+    // Killed at the lock's rename, as git's lock protocol leaves it: the lock holds the new
+    // value, the ref is not there yet.
+    let lock = server.bare.join("refs/notes/orchestrator-attest.lock");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nmkdir -p '{}'\necho {merge} > '{}'\nkill -9 $$\n",
+            lock.parent().unwrap().display(),
+            lock.display()
+        ),
+    )
+    .unwrap();
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    std::fs::write(&hook, installed).unwrap();
+    assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+    assert_eq!(server_notes(&repo, &server), "", "no verdict was written");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+
+    let hint = format!(
+        "hint: Only the verdict's note was not written; a server keeps the verdict until it is. \
+         If no git or git-orchestrate process is still running, delete the lock (rm {}), then \
+         run `git orchestrate attest --repair` in the server's bare repository (its next push \
+         does it too), or `git orchestrate attest` again in a clone.",
+        lock.display()
+    );
+    let out = push(&repo, &server, &[], &["main:refs/heads/side"]);
+    out.expect(0);
+    assert!(
+        out.stderr.contains(&format!("remote: {hint}")),
+        "{}",
+        out.stderr
+    );
+    let out = repo.run_in(&server.bare, &["attest", "--repair"]);
+    out.expect(5);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: the notes ref refs/notes/orchestrator-attest is locked by {} (left ",
+            lock.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        out.stderr.lines().last(),
+        Some(hint.as_str()),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server_notes(&repo, &server), "");
+    assert!(
+        server
+            .bare
+            .join("orchestrator/attested")
+            .join(&merge)
+            .is_file(),
+        "the verdict is kept"
+    );
+
+    // The lock deleted, as the hint says: written once, and then nothing to repair.
+    std::fs::remove_file(&lock).unwrap();
+    let out = repo.run_in(&server.bare, &["attest", "--repair"]);
+    out.expect(0);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        "1 verdict written under refs/notes/orchestrator-attest: <id>\n"
+    );
+    let note = server.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "show", &merge],
+    );
+    let statement: serde_json::Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    assert_eq!(statement["predicate"]["verificationResult"], "PASSED");
+    let notes_ref = server.rev(&repo, "refs/notes/orchestrator-attest");
+    repo.run_in(&server.bare, &["attest", "--repair"])
+        .expect(0)
+        .says("nothing to repair");
+    assert_eq!(
+        server.rev(&repo, "refs/notes/orchestrator-attest"),
+        notes_ref
+    );
+}
+
+/// main's `[attest] signing_key` naming a device or a FIFO, the key the server signs its
+/// verdicts with (`ssh-keygen -Y sign` would read the one forever and wait on the other): the
+/// push that moves main fails closed at once, naming the key, and nothing moves.
+#[test]
+fn a_server_signing_key_that_is_a_device_or_a_fifo_fails_the_push_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("key");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_str().unwrap();
+    for (key, kind) in [("/dev/zero", "a device"), (fifo, "a FIFO")] {
+        let repo = calc_with(
+            &format!("{CALC_CONFIG}\n[attest]\nsigning_key = \"{key}\"\n"),
+            &[],
+        );
+        let server = Server::start(&repo);
+        push(&repo, &server, &[], &["main", REF]).expect(0);
+        finalized(&repo);
+        mark_done_and_merge(&repo).expect(0);
+        let before = server.refs(&repo);
+        let out = push(&repo, &server, &[], &["main", REF]);
+        assert_ne!(out.code, 0, "{}", out.stderr);
+        assert_eq!(
+            remote(&out),
+            [format!(
+                "error: could not sign the verdict with {key}: ssh-keygen could not sign with \
+                 {key}: it is {kind}, not a regular file, and is not read"
+            )],
+            "{}",
+            out.stderr
+        );
+        assert_eq!(server.refs(&repo), before, "the server's refs moved");
+    }
+}
+
 /// The calculator whose one gate adds a line to `counter` on each run, and fails while
 /// `flag` exists.
 fn counted_calc(counter: &Path, flag: &Path) -> TestRepo {
