@@ -48,6 +48,25 @@ impl Store {
             .or_else(|| self.stale_lock_of(&notes))
     }
 
+    /// A lock file on `reference` now, of any age, as a [`StoreError::Locked`]: what a write
+    /// that kept losing to a writer found in its way, when it is a lock still there.
+    pub fn lock_on(&self, reference: &str) -> Option<StoreError> {
+        let name = FullName::try_from(reference).ok()?;
+        self.lock_paths(&name).into_iter().find_map(|path| {
+            let age = std::fs::symlink_metadata(&path)
+                .ok()?
+                .modified()
+                .ok()?
+                .elapsed()
+                .unwrap_or_default();
+            Some(StoreError::Locked {
+                reference: name.to_string(),
+                age,
+                path,
+            })
+        })
+    }
+
     /// The lock files on the workflow ref and the notes ref (and on the packed refs) as they
     /// are now, each with what identifies it and the ref's value: a lock seen again unchanged
     /// while its ref stands still is held by nobody at work.

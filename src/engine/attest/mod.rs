@@ -657,15 +657,39 @@ fn write_notes(
     }
     for verdict in &report.verdicts {
         let text = note_text(verdict, key)?;
-        let mut tries = 0;
-        loop {
-            match store.set_attest_note_under(report.notes_ref, &verdict.commit, &text) {
-                Ok(_) => break,
-                Err(crate::store::WriteError::Conflict) if tries < 20 => tries += 1,
-                Err(e) => return Err(e.into()),
-            }
-        }
+        write_verdict_note(&store, report.notes_ref, &verdict.commit, &text)?;
         report.notes_written.push(verdict.commit.clone());
     }
     Ok(())
+}
+
+/// Writes the verdict note `text` on `commit` under `notes_ref`, again from a fresh read
+/// each time another writer moved the ref first, a little later each time: two hooks of
+/// concurrent pushes write notes at once. A writer that never lets go is named by its lock
+/// ([`crate::store::Store::lock_on`]), not reported as a race lost (on a server there is no workflow
+/// whose change that would be).
+pub(crate) fn write_verdict_note(
+    store: &crate::store::Store,
+    notes_ref: &str,
+    commit: &str,
+    text: &str,
+) -> Result<bool, EngineError> {
+    const TRIES: u64 = 20;
+    let mut tries = 0;
+    loop {
+        match store.set_attest_note_under(notes_ref, commit, text) {
+            Ok(changed) => return Ok(changed),
+            Err(crate::store::WriteError::Conflict) if tries < TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(tries));
+            }
+            Err(crate::store::WriteError::Conflict) => {
+                return Err(match store.lock_on(notes_ref) {
+                    Some(locked) => locked.into(),
+                    None => crate::store::WriteError::Conflict.into(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }

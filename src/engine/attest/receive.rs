@@ -1054,14 +1054,7 @@ pub fn complete_record(dir: &Path) -> Result<Vec<String>, EngineError> {
         }
         let text =
             std::fs::read_to_string(&path).map_err(io_error(format!("read {}", path.display())))?;
-        let mut tries = 0;
-        loop {
-            match store.set_attest_note(&commit, &text) {
-                Ok(_) => break,
-                Err(crate::store::WriteError::Conflict) if tries < 20 => tries += 1,
-                Err(e) => return Err(e.into()),
-            }
-        }
+        super::write_verdict_note(&store, ATTEST_NOTES_REF, &commit, &text)?;
         // Note first, then the file: a kill between the two leaves a file whose note is
         // written already, which the next run writes again as it is (no change).
         std::fs::remove_file(&path).map_err(io_error(format!("remove {}", path.display())))?;
