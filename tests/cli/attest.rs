@@ -47,6 +47,11 @@ impl Server {
 
     /// [`Self::start`], the hook installed by (and so running) `program`.
     fn start_with(repo: &TestRepo, program: &str) -> Server {
+        Self::start_with_path_first(repo, program, None)
+    }
+
+    /// [`Self::start_with`], the daemon's PATH beginning with `first` (if any).
+    fn start_with_path_first(repo: &TestRepo, program: &str, first: Option<&Path>) -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
         let base = dir.path().canonicalize().expect("canonical");
         let bare = base.join("remote.git");
@@ -97,7 +102,7 @@ impl Server {
              gpg.ssh.allowedSignersFile <file> in that repository.\n"
         );
         Server {
-            daemon: GitDaemon::start(repo, &base),
+            daemon: GitDaemon::start_with_path_first(repo, &base, first),
             bare,
             _dir: dir,
         }
@@ -1402,6 +1407,66 @@ fi
     let before = server_refs(&repo, &server);
     let out = push(&repo, &server, &["--no-verify"], &["main"]);
     refused(&repo, &server, &before, &out, &[NOT_A_MERGE]);
+}
+
+/// The daemon's PATH begins with a directory in the temporary directory, which the PR's
+/// confined tests can write, holding no git yet: an honest PR whose test, armed, puts a `git`
+/// there that receives every push without the hooks (`core.hooksPath=/dev/null`) would have
+/// the daemon run it for the next push, and a plain fake commit reach main. The hook refuses
+/// the push that would run the test, naming that directory, and runs nothing of it.
+#[test]
+fn a_path_directory_the_prs_tests_could_write_refuses_the_push_naming_it() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let path_dir = tempfile::tempdir().unwrap();
+    let first = path_dir.path().canonicalize().unwrap();
+    let server = Server::start_with_path_first(&repo, BIN, Some(&first));
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let armed = outside(&repo, "armed");
+    let git = repo.git(&["--exec-path"]);
+    let evil = format!(
+        "if [ -e '{armed}' ]; then\n  printf '#!/bin/sh\\n[ \"$1\" = receive-pack ] && exec          \"$0.real\" -c core.hooksPath=/dev/null \"$@\"\\nexec \"$0.real\" \"$@\"\\n' >          '{first}/git' && ln -s '{git}/git' '{first}/git.real' && chmod +x '{first}/git'\nfi\n",
+        armed = armed.display(),
+        first = first.display(),
+        git = git.trim(),
+    );
+    repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    std::fs::write(&armed, "").unwrap();
+    let why = format!(
+        "the PR's tests could write {}, on the way to what this hook depends on: they could \
+         change what judges the next push. A human makes it read-only to the server's user or \
+         runs the hook as another user (docs/integrity.md)",
+        first.display()
+    );
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            &format!("git-orchestrate: refused refs/heads/main <id>: {why}"),
+            &format!("git-orchestrate: refused {REF} <id>: {why}"),
+        ],
+    );
+    assert_eq!(
+        std::fs::read_dir(&first).unwrap().count(),
+        0,
+        "the PR's test ran and wrote the daemon's PATH"
+    );
+
+    // The next cheat is refused too: a plain commit on main.
+    repo.write("notes.txt", "x\n");
+    repo.commit_all("not a workflow merge");
+    let out = push(&repo, &server, &["--no-verify"], &["main"]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_ne!(server.rev(&repo, "main"), Some(main_tip(&repo)));
 }
 
 /// The hook runs the PR's tests as its own user: as root, only where that is meant. A

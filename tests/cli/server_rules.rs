@@ -972,6 +972,16 @@ fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
 /// the chain made again to match, and main and the chain moved here to them, not pushed: as
 /// an agent that writes anything in its clone can.
 fn forge_merged_pr(repo: &TestRepo, server: &Server, files: &[(&str, &str)]) {
+    forge_merged_pr_removing(repo, server, files, &[]);
+}
+
+/// [`forge_merged_pr`], the PR's last commit forged to remove the files `removed` too.
+fn forge_merged_pr_removing(
+    repo: &TestRepo,
+    server: &Server,
+    files: &[(&str, &str)],
+    removed: &[&str],
+) {
     use crate::attest::{rewrite_tree, swap_chain_tip, write_commit};
     push(repo, server, &[], &["main", REF]).expect(0);
     finalized(repo);
@@ -1010,6 +1020,9 @@ fn forge_merged_pr(repo: &TestRepo, server: &Server, files: &[(&str, &str)]) {
             "--cacheinfo",
             &format!("100644,{blob},{path}"),
         ]);
+    }
+    for path in removed {
+        git(&["update-index", "--force-remove", path]);
     }
     let forged_tree = git(&["write-tree"]);
     let retree = |commit: &str| {
@@ -1098,6 +1111,88 @@ fn failed_and_refused(repo: &TestRepo, server: &Server, changed: &str, protected
             reasons.join("; ")
         )],
     );
+}
+
+/// The CI job's files as `init --ci` writes them, on main: a forged PR that swaps the job's
+/// `attest` call for `echo '{}'`, deletes the job or renames it is FAILED by `attest` and
+/// refused by the server's hook, each naming the job's files as protected paths.
+#[test]
+fn a_pr_that_neuters_deletes_or_renames_the_ci_job_is_failed_and_refused() {
+    const INSTALL: &str = "cargo install --locked --git https://example.invalid/g.git --rev \
+        0123456789012345678901234567890123456789";
+    let written = TestRepo::new();
+    for ci in ["github", "gitlab"] {
+        written
+            .run(&["init", "--ci", ci, "--ci-install", INSTALL])
+            .expect(0);
+    }
+    let github = ".github/workflows/git-orchestrate.yml";
+    let gitlab = ".gitlab/git-orchestrate.yml";
+    let pipeline = ".gitlab-ci.yml";
+    let read = |path: &str| std::fs::read_to_string(written.dir().join(path)).unwrap();
+    let jobs = [
+        (github, read(github)),
+        (gitlab, read(gitlab)),
+        (pipeline, read(pipeline)),
+    ];
+    let on_main: Vec<(&str, &str)> = jobs.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let neutered = |text: &str| {
+        assert!(text.contains("git orchestrate attest"), "{text}");
+        text.replace("git orchestrate attest", "echo '{}' #")
+    };
+    let (github_neutered, gitlab_neutered) = (neutered(&jobs[0].1), neutered(&jobs[1].1));
+    // Each: the files the forged PR writes and removes, what the reasons name.
+    type Case<'a> = (
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        Vec<&'a str>,
+        &'a str,
+        &'a str,
+    );
+    let cases: [Case; 5] = [
+        (
+            "the GitHub job's attest call swapped for echo '{}'",
+            vec![(github, &github_neutered)],
+            vec![],
+            ".github/workflows/git-orchestrate.yml, docs/plan.md",
+            ".github/workflows/git-orchestrate.yml",
+        ),
+        (
+            "the GitHub job deleted",
+            vec![],
+            vec![github],
+            ".github/workflows/git-orchestrate.yml, docs/plan.md",
+            ".github/workflows/git-orchestrate.yml",
+        ),
+        (
+            "the GitHub job renamed",
+            vec![(".github/workflows/renamed.yml", &jobs[0].1)],
+            vec![github],
+            ".github/workflows/git-orchestrate.yml, .github/workflows/renamed.yml, docs/plan.md",
+            ".github/workflows/git-orchestrate.yml, .github/workflows/renamed.yml",
+        ),
+        (
+            "the GitLab job's attest call swapped for echo '{}'",
+            vec![(gitlab, &gitlab_neutered)],
+            vec![],
+            ".gitlab/git-orchestrate.yml, docs/plan.md",
+            ".gitlab/git-orchestrate.yml",
+        ),
+        (
+            "the GitLab pipeline deleted",
+            vec![],
+            vec![pipeline],
+            ".gitlab-ci.yml, docs/plan.md",
+            ".gitlab-ci.yml",
+        ),
+    ];
+    for (case, forged, removed, changed, protected) in cases {
+        eprintln!("case: {case}");
+        let repo = calc_with(CALC_CONFIG, &on_main);
+        let server = Server::start(&repo);
+        forge_merged_pr_removing(&repo, &server, &forged, &removed);
+        failed_and_refused(&repo, &server, changed, protected);
+    }
 }
 
 /// The code a CI file on main names, wherever it is, is protected as the CI file is: a local
@@ -1984,6 +2079,67 @@ fn the_server_guards_claims() {
         holder.contains("Orchestrator-Claim-Workflow: main\n"),
         "{holder}"
     );
+}
+
+/// A claim is taken by the acceptance of a plan for that very PR: a workflow that works on
+/// PR 1 cannot take PR 2's claim by pushing it beside a step of its own chain (its claim
+/// would then hold PR 2 against every other agent, and be renewed as its holder's), nor
+/// beside a chain that accepted its plan before this push.
+#[test]
+fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
+    let first = TestRepo::new();
+    first.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers\n## PR 2: feat: Subtract\n",
+    );
+    first.commit_all("two PRs");
+    let server = Server::start(&first);
+    first.git(&["remote", "add", "origin", &server.url()]);
+    first.git(&["push", "--quiet", "origin", "main"]);
+    first
+        .run_with_stdin(
+            &["submit-work", "--summary", "the plan", "--plan", "-"],
+            &one_task_plan("feat: Add numbers", "add.sh"),
+        )
+        .expect(0);
+    let held = server.rev(&first, CLAIM).expect("the claim was taken");
+    // The workflow takes a step of PR 1, not pushed yet: its chain moves in the next push.
+    first.run(&["get-task"]).expect(0);
+    assert_ne!(server.rev(&first, REF), first.tip());
+
+    // A claim on PR 2 in the holder's own name, as its clone writes one.
+    let other = "refs/orchestrator/claims/pr-2-feat-subtract";
+    let message = first
+        .git(&["log", "-1", "--format=%B", &held])
+        .replace("pr-1-feat-add-numbers", "pr-2-feat-subtract");
+    let empty = first.git(&["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    let claim = first
+        .git(&["commit-tree", empty.trim(), "-m", message.trim_end()])
+        .trim()
+        .to_string();
+    let before = server.refs(&first);
+    let why = "a claim is taken with its workflow's plan acceptance in the same push, and \
+        workflow main accepts no plan for pr-2-feat-subtract in this one";
+    let out = push(&first, &server, &[], &[REF, &format!("{claim}:{other}")]);
+    refused(
+        &first,
+        &server,
+        &before,
+        &out,
+        &[&format!("git-orchestrate: refused {other} <id>: {why}")],
+    );
+    // Beside the chain that accepted PR 1's plan (pushed before) and no step of it: the same.
+    first.git(&["push", "--quiet", &server.url(), REF]);
+    let before = server.refs(&first);
+    let out = push(&first, &server, &[], &[&format!("{claim}:{other}")]);
+    refused(
+        &first,
+        &server,
+        &before,
+        &out,
+        &[&format!("git-orchestrate: refused {other} <id>: {why}")],
+    );
+    assert_eq!(server.rev(&first, CLAIM), Some(held));
 }
 
 /// Where main's configuration requires signed human answers, `claim steal` and `claim

@@ -630,19 +630,24 @@ impl GitDaemon {
     /// Serves every repository under `base` with `repo`'s hermetic environment; its log is
     /// `base/daemon.log`.
     pub fn start(repo: &TestRepo, base: &Path) -> GitDaemon {
+        Self::start_with_path_first(repo, base, None)
+    }
+
+    /// [`Self::start`], `first` (if any) put first on the daemon's PATH.
+    pub fn start_with_path_first(repo: &TestRepo, base: &Path, first: Option<&Path>) -> GitDaemon {
         // The port is free when picked, not always when the daemon binds it: another test
         // may take it in between, and then this daemon exits unable to listen. A few tries,
         // each on a port picked again.
         for _ in 0..4 {
-            if let Some(daemon) = Self::start_once(repo, base) {
+            if let Some(daemon) = Self::start_once(repo, base, first) {
                 return daemon;
             }
         }
-        Self::start_once(repo, base).expect("a port git daemon could listen on")
+        Self::start_once(repo, base, first).expect("a port git daemon could listen on")
     }
 
     /// One start on a port picked now; `None` when the daemon could not bind it.
-    fn start_once(repo: &TestRepo, base: &Path) -> Option<GitDaemon> {
+    fn start_once(repo: &TestRepo, base: &Path, first: Option<&Path>) -> Option<GitDaemon> {
         use std::net::{TcpListener, TcpStream};
         use std::time::{Duration, Instant};
         // `git daemon` would run git-daemon as its child, which a kill of the parent leaves
@@ -654,20 +659,32 @@ impl GitDaemon {
             .expect("a free port")
             .port();
         let log = std::fs::File::create(base.join("daemon.log")).expect("daemon log");
-        let child = repo
-            .command(
-                program.to_str().expect("a UTF-8 path"),
-                [
-                    "--reuseaddr".to_string(),
-                    format!("--base-path={}", base.display()),
-                    "--export-all".into(),
-                    "--enable=receive-pack".into(),
-                    "--informative-errors".into(),
-                    "--listen=127.0.0.1".into(),
-                    format!("--port={port}"),
-                    base.display().to_string(),
-                ],
+        let mut command = repo.command(
+            program.to_str().expect("a UTF-8 path"),
+            [
+                "--reuseaddr".to_string(),
+                format!("--base-path={}", base.display()),
+                "--export-all".into(),
+                "--enable=receive-pack".into(),
+                "--informative-errors".into(),
+                "--listen=127.0.0.1".into(),
+                format!("--port={port}"),
+                base.display().to_string(),
+            ],
+        );
+        if let Some(first) = first {
+            let rest = command
+                .get_envs()
+                .find_map(|(k, v)| (k == "PATH").then_some(v).flatten())
+                .map(std::ffi::OsStr::to_os_string)
+                .unwrap_or_default();
+            let path = std::env::join_paths(
+                std::iter::once(first.to_path_buf()).chain(std::env::split_paths(&rest)),
             )
+            .expect("PATH");
+            command.env("PATH", path);
+        }
+        let child = command
             // CI runs as root, maybe outside a container: its server hooks are meant to
             // (tests/cli/attest.rs tests the refusal without this).
             .env("GIT_ORCHESTRATE_ALLOW_ROOT", "1")

@@ -1,8 +1,9 @@
 //! What the server hook checks before it judges a move of main (docs/integrity.md, "The
 //! server is part of what is trusted"): it runs no PR's command as root outside a container
 //! unless the server's administrator said so, and nothing it depends on (this program, git,
-//! their directories and every directory above them, the hooks, the repository and its
-//! parent, the user's home and git configuration) is writable by those commands.
+//! their directories and every directory above them, the directories of its PATH, the hooks,
+//! the repository and its parent, the user's home and git configuration) is writable by
+//! those commands.
 
 use std::path::{Path, PathBuf};
 
@@ -128,6 +129,16 @@ fn dependencies(judged: &Judged) -> Result<Vec<PathBuf>, EngineError> {
     }
     paths.extend(std::env::current_exe().ok());
     paths.extend(git_installation(&judged.git));
+    // Every directory of this hook's PATH, the daemon's: git's own commands are found
+    // there (the `git receive-pack` that runs this hook among them), so a test that could
+    // put a `git` in one ahead of git's own would have every later push received without
+    // the hook.
+    paths.extend(
+        std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths)
+            .filter(|dir| dir.is_absolute()),
+    );
     for dir in home() {
         paths.push(dir.join(".gitconfig"));
         paths.push(dir.join(".config").join("git"));

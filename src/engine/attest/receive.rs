@@ -366,6 +366,7 @@ pub fn pre_receive(
                     chains: &chains,
                     ttl: config.claims.ttl,
                     moved: moved_workflows(updates, &main),
+                    master_plan: master_plan_on(&judged, &main, &config.master_plan)?,
                 };
                 if let Some(why) = judge_claim(&held, slug, u, human.is_some())? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
@@ -404,13 +405,24 @@ fn refuse_all(updates: &[Update], why: &str) -> Vec<Refusal> {
         .collect()
 }
 
-/// The workflows whose chains the push moves (not deletes).
-fn moved_workflows<'u>(updates: &'u [Update], main: &str) -> Vec<&'u str> {
+/// The master plan on the server's main, as a claimer reads the remote's (at most
+/// [`crate::input::CAP`] bytes, as there); `None` when there is none.
+fn master_plan_on(judged: &Judged, main: &str, path: &str) -> Result<Option<String>, EngineError> {
+    Ok(judged
+        .git
+        .show(&format!("refs/heads/{main}"), path)?
+        .filter(|bytes| u64::try_from(bytes.len()).is_ok_and(|n| n <= crate::input::CAP))
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The workflows whose chains the push moves (not deletes), each with its tip on the server
+/// before the push (`None`: the push creates it).
+fn moved_workflows<'u>(updates: &'u [Update], main: &str) -> Vec<(&'u str, Option<&'u str>)> {
     updates
         .iter()
         .filter(|u| u.new.is_some())
         .filter_map(|u| match guarded(&u.reference, main) {
-            Guarded::Workflow(name) => Some(name),
+            Guarded::Workflow(name) => Some((name, u.old.as_deref())),
             _ => None,
         })
         .collect()
@@ -767,8 +779,10 @@ struct Held<'a> {
     chains: &'a [Chain],
     /// Main's `[claims] ttl`: no claim is pushed to last longer.
     ttl: std::time::Duration,
-    /// The workflows whose chains this push moves forward.
-    moved: Vec<&'a str>,
+    /// The workflows whose chains this push moves forward, each with its tip before.
+    moved: Vec<(&'a str, Option<&'a str>)>,
+    /// Main's master plan on the server, which keys a plan's PR as the claimer keyed it.
+    master_plan: Option<String>,
 }
 
 impl Held<'_> {
@@ -779,6 +793,35 @@ impl Held<'_> {
             .git
             .commit_message_within(id, 8 * 1024)?
             .and_then(|message| crate::store::Claim::parse(&message)))
+    }
+
+    /// Whether this push moves workflow `name` across the acceptance of a plan for the PR
+    /// keyed `slug`: as the push leaves it, its chain works on that PR, and as the server had
+    /// it, it did not. A chain that only grows a step of another PR (or of this one) takes
+    /// no claim: else an agent could hold any PR of the master plan against the others.
+    fn accepts_plan_for(&self, name: &str, slug: &str) -> Result<bool, EngineError> {
+        let Some((_, before)) = self.moved.iter().find(|(moved, _)| *moved == name) else {
+            return Ok(false);
+        };
+        // The pushed chain comes first among them.
+        let Some(chain) = self.chains.iter().find(|c| c.workflow == name) else {
+            return Ok(false);
+        };
+        let session = self.verifier.session(chain)?;
+        let works_on = |tip: ObjectId| {
+            let snap = session.store.read_at(tip, &chain.reference).ok()?;
+            let summary = snap.summary.as_ref()?;
+            (snap.state.status() != crate::workflow::Status::Initializing).then(|| {
+                crate::workflow::claims::pr_slug(self.master_plan.as_deref(), &summary.title)
+            })
+        };
+        if works_on(chain.tip).as_deref() != Some(slug) {
+            return Ok(false);
+        }
+        let before = before
+            .and_then(|id| ObjectId::from_hex(id.as_bytes()).ok())
+            .and_then(works_on);
+        Ok(before.as_deref() != Some(slug))
     }
 
     /// Whether workflow `name`, as this push leaves it, works on a PR (its plan accepted and
@@ -914,8 +957,8 @@ fn claim_refusal(m: &ClaimMove) -> Option<String> {
         Some(Some(new)) => (!m.accepted_here).then(|| {
             format!(
                 "a claim is taken with its workflow's plan acceptance in the same push, and \
-                 workflow {} accepts no plan in this one",
-                new.workflow
+                 workflow {} accepts no plan for {} in this one",
+                new.workflow, m.slug
             )
         }),
         Some(None) => None,
@@ -942,9 +985,7 @@ fn judge_claim(
         _ => false,
     };
     let accepted_here = match &new {
-        Some(Some(c)) if !human => {
-            held.moved.contains(&c.workflow.as_str()) && held.working(&c.workflow)?
-        }
+        Some(Some(c)) if !human => held.accepts_plan_for(&c.workflow, slug)?,
         _ => false,
     };
     Ok(claim_refusal(&ClaimMove {
