@@ -1409,64 +1409,79 @@ fi
     refused(&repo, &server, &before, &out, &[NOT_A_MERGE]);
 }
 
-/// The daemon's PATH begins with a directory in the temporary directory, which the PR's
-/// confined tests can write, holding no git yet: an honest PR whose test, armed, puts a `git`
-/// there that receives every push without the hooks (`core.hooksPath=/dev/null`) would have
-/// the daemon run it for the next push, and a plain fake commit reach main. The hook refuses
-/// the push that would run the test, naming that directory, and runs nothing of it.
+/// A directory on the daemon's PATH (where git finds its own commands) in a temporary
+/// directory the PR's confined tests can write, holding no git yet: an honest PR whose test,
+/// armed, puts a `git` there that receives every push without the hooks
+/// (`core.hooksPath=/dev/null`) would have the daemon run it for the next push, and a plain
+/// fake commit reach main. Existing, the directory is bound read-only for the tests: the
+/// merge is accepted and the test wrote nothing there. Not existing yet, it cannot be bound:
+/// the hook refuses the push that would run the test, naming where the test could make it,
+/// and runs nothing of it. Either way the next cheat is refused.
 #[test]
-fn a_path_directory_the_prs_tests_could_write_refuses_the_push_naming_it() {
-    let repo = calc_with(CALC_CONFIG, &[]);
-    let path_dir = tempfile::tempdir().unwrap();
-    let first = path_dir.path().canonicalize().unwrap();
-    let server = Server::start_with_path_first(&repo, BIN, Some(&first));
-    push(&repo, &server, &[], &["main", REF]).expect(0);
-    let armed = outside(&repo, "armed");
-    let git = repo.git(&["--exec-path"]);
-    let evil = format!(
-        "if [ -e '{armed}' ]; then\n  printf '#!/bin/sh\\n[ \"$1\" = receive-pack ] && exec          \"$0.real\" -c core.hooksPath=/dev/null \"$@\"\\nexec \"$0.real\" \"$@\"\\n' >          '{first}/git' && ln -s '{git}/git' '{first}/git.real' && chmod +x '{first}/git'\nfi\n",
-        armed = armed.display(),
-        first = first.display(),
-        git = git.trim(),
-    );
-    repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
-    squash(&repo);
-    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    mark_done_and_merge(&repo).expect(0);
-    std::fs::write(&armed, "").unwrap();
-    let why = format!(
-        "the PR's tests could write {}, on the way to what this hook depends on: they could \
-         change what judges the next push. A human makes it read-only to the server's user or \
-         runs the hook as another user (docs/integrity.md)",
-        first.display()
-    );
-    let before = server_refs(&repo, &server);
-    let out = push(&repo, &server, &[], &["main", REF]);
-    refused(
-        &repo,
-        &server,
-        &before,
-        &out,
-        &[
-            &format!("git-orchestrate: refused refs/heads/main <id>: {why}"),
-            &format!("git-orchestrate: refused {REF} <id>: {why}"),
-        ],
-    );
-    assert_eq!(
-        std::fs::read_dir(&first).unwrap().count(),
-        0,
-        "the PR's test ran and wrote the daemon's PATH"
-    );
+fn a_path_directory_the_prs_tests_could_write_is_out_of_their_reach_or_refuses_the_push() {
+    for exists in [true, false] {
+        let repo = calc_with(CALC_CONFIG, &[]);
+        let path_base = tempfile::tempdir().unwrap();
+        let base = path_base.path().canonicalize().unwrap();
+        let first = if exists {
+            base.clone()
+        } else {
+            base.join("bin")
+        };
+        let server = Server::start_with_path_first(&repo, BIN, Some(&first));
+        push(&repo, &server, &[], &["main", REF]).expect(0);
+        let armed = outside(&repo, "armed");
+        let git = repo.git(&["--exec-path"]);
+        let evil = format!(
+            "if [ -e '{armed}' ]; then\n  mkdir -p '{first}'; printf '#!/bin/sh\\n[ \"$1\" = receive-pack ] && exec          \"$0.real\" -c core.hooksPath=/dev/null \"$@\"\\nexec \"$0.real\" \"$@\"\\n' >          '{first}/git' && ln -s '{git}/git' '{first}/git.real' && chmod +x '{first}/git'\nfi\n",
+            armed = armed.display(),
+            first = first.display(),
+            git = git.trim(),
+        );
+        repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
+        red(&repo, RED_MUL);
+        repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+        green(&repo, RED_MUL);
+        squash(&repo);
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        mark_done_and_merge(&repo).expect(0);
+        std::fs::write(&armed, "").unwrap();
+        let before = server_refs(&repo, &server);
+        let out = push(&repo, &server, &[], &["main", REF]);
+        if exists {
+            out.expect(0);
+            assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
+        } else {
+            let why = format!(
+                "the PR's tests could write {}, on the way to what this hook depends on: they \
+                 could change what judges the next push. A human makes it read-only to the \
+                 server's user or runs the hook as another user (docs/integrity.md)",
+                base.display()
+            );
+            refused(
+                &repo,
+                &server,
+                &before,
+                &out,
+                &[
+                    &format!("git-orchestrate: refused refs/heads/main <id>: {why}"),
+                    &format!("git-orchestrate: refused {REF} <id>: {why}"),
+                ],
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(&base).unwrap().count(),
+            0,
+            "the PR's test wrote the daemon's PATH (the directory existing: {exists})"
+        );
 
-    // The next cheat is refused too: a plain commit on main.
-    repo.write("notes.txt", "x\n");
-    repo.commit_all("not a workflow merge");
-    let out = push(&repo, &server, &["--no-verify"], &["main"]);
-    assert_ne!(out.code, 0, "{}", out.stderr);
-    assert_ne!(server.rev(&repo, "main"), Some(main_tip(&repo)));
+        // The next cheat is refused too: a plain commit on main.
+        repo.write("notes.txt", "x\n");
+        repo.commit_all("not a workflow merge");
+        let out = push(&repo, &server, &["--no-verify"], &["main"]);
+        assert_ne!(out.code, 0, "{}", out.stderr);
+        assert_ne!(server.rev(&repo, "main"), Some(main_tip(&repo)));
+    }
 }
 
 /// The hook runs the PR's tests as its own user: as root, only where that is meant. A

@@ -225,6 +225,17 @@ impl Verifier {
                 read_only.push(git_dir.clone());
                 read_only.extend(std::env::current_exe().ok());
                 read_only.extend(git_installation(&judged.git));
+                // The directories of the hook's PATH (the daemon's), where git finds its
+                // own commands: one a test could write could hold a `git` that receives
+                // the next push without the hooks. One that does not exist cannot be
+                // bound: the hook refuses to judge while a test could make it
+                // (`harden::dependencies`).
+                read_only.extend(
+                    std::env::var_os("PATH")
+                        .iter()
+                        .flat_map(std::env::split_paths)
+                        .filter(|dir| dir.is_absolute()),
+                );
                 read_only.extend(user_git_config()?);
                 read_only.extend(home());
                 // The scratch worktrees' records (HEAD, index, commondir) too: our git reads
