@@ -930,6 +930,12 @@ fn package_run(
     args: &[Word],
     cwd: Option<&str>,
 ) -> Option<(String, Vec<String>, bool)> {
+    // The other names the yarn and pnpm packages install the same program under.
+    let program = match program {
+        "yarnpkg" => "yarn",
+        "pn" => "pnpm",
+        other => other,
+    };
     if !matches!(program, "npm" | "yarn" | "pnpm") {
         return None;
     }

@@ -18,11 +18,13 @@ use crate::adequacy_witness::{
 use crate::oracle::main_tip;
 use crate::support::*;
 
-/// A package manager, the RED command that runs a script through it, and that script's name.
+/// A package manager, the RED command that runs a script through it, that script's name,
+/// and the command run through the other name its package installs the program under.
 struct Manager {
     tool: &'static str,
     command: &'static str,
     script: &'static str,
+    alias: &'static str,
 }
 
 /// `yarn NAME` and `pnpm run NAME`, with a name that is not `test` for one of them.
@@ -31,11 +33,13 @@ const MANAGERS: [Manager; 2] = [
         tool: "yarn",
         command: "yarn test",
         script: "test",
+        alias: "yarnpkg test",
     },
     Manager {
         tool: "pnpm",
         command: "pnpm run check",
         script: "check",
+        alias: "pn check",
     },
 ];
 
@@ -73,8 +77,9 @@ fn calc(manager: &Manager, verify: &str) -> TestRepo {
 /// The script `manager` runs (or its `postNAME`, which yarn and pnpm run after it), rewritten
 /// weaker by a later task (the special case's result no longer checked, or `true`), measures
 /// the earlier task's code with the scripts as the squash has them: refused under enforce,
-/// naming the share killed and the mutants that survive. yarn's `--cwd` into a directory
-/// with no `package.json` reaches the nearest above it, as yarn finds it.
+/// naming the share killed and the mutants that survive; so through `yarnpkg` and pnpm's
+/// `pn`. yarn's `--cwd` into a directory with no `package.json` reaches the nearest above
+/// it, as yarn finds it.
 #[test]
 fn a_script_yarn_or_pnpm_runs_rewritten_later_refuses_the_earlier_task() {
     let survivors = "- calc.sh:3 `99` → `100`\n\
@@ -103,6 +108,12 @@ fn a_script_yarn_or_pnpm_runs_rewritten_later_refuses_the_earlier_task() {
                 manager.command.to_string(),
                 scripts(&[(name, run_only), (&post, strong)]),
                 scripts(&[(name, run_only), (&post, weak)]),
+                5,
+            ),
+            (
+                manager.alias.to_string(),
+                scripts(&[(name, strong)]),
+                scripts(&[(name, weak)]),
                 5,
             ),
         ];

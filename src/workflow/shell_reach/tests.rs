@@ -387,7 +387,7 @@ fn a_package_manager_runs_the_package_json_scripts_named() {
         ("bad/package.json", "{\"scripts\": "),
     ];
     let npm_test: &[&str] = &["t/pre.sh", "t/check.sh", "t/post.sh", "t/lint.sh"];
-    let cases: [(&str, &[&str]); 33] = [
+    let cases: [(&str, &[&str]); 35] = [
         ("npm test", npm_test),
         ("npm t", npm_test),
         ("npm tst -- --verbose", npm_test),
@@ -403,6 +403,9 @@ fn a_package_manager_runs_the_package_json_scripts_named() {
         ("pnpm run build", &["t/build.sh"]),
         ("pnpm test", npm_test),
         ("pnpm run test", npm_test),
+        // The names yarn 1 and pnpm 12 install beside their own.
+        ("yarnpkg test", npm_test),
+        ("pn run build", &["t/build.sh"]),
         ("cd web && npm test", &["web/check.sh"]),
         ("cd web/src && yarn test", &["web/check.sh"]),
         ("cd lib && pnpm run build", &["t/build.sh"]),
