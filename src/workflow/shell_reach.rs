@@ -915,16 +915,27 @@ const PNPM_COMMANDS: &str = "add audit bin completion config create dedupe deplo
 
 /// The scripts of a `package.json` that package manager `program` given `args` runs from
 /// `cwd`: the directory it looks in, the scripts' names in the order they run, and whether
-/// it looks up from there for the nearest `package.json` (no directory was named).
-/// `npm test` (`t`, `tst`), `npm start`, `npm stop`, `npm run NAME` (`run-script`) run
-/// `preNAME`, `NAME`, `postNAME`; `yarn NAME`, `yarn run NAME`, `pnpm NAME`, `pnpm run NAME`
-/// run `NAME`. `None` where it runs no script or which is not known (a workspace's, an
-/// expansion, a directory outside the repository).
+/// it looks up from there for the nearest `package.json` (no directory was named, or yarn's
+/// `--cwd`, which yarn classic walks up from as from its own directory; `npm --prefix` and
+/// `pnpm -C` take that directory's file or none). `npm test` (`t`, `tst`), `npm start`,
+/// `npm stop`, `npm run NAME` (`run-script`), `yarn NAME`, `yarn run NAME`, `pnpm NAME`,
+/// `pnpm run NAME` run `preNAME`, `NAME`, `postNAME`: yarn classic always does, and pnpm
+/// does unless its `enable-pre-post-scripts` is turned off (tests/cli/adequacy_yarn_pnpm.rs);
+/// reading the two where a package manager skips them only takes more of the file as the
+/// squash has it.
+/// `None` where it runs no script or which is not known (a workspace's, an expansion, a
+/// directory outside the repository).
 fn package_run(
     program: &str,
     args: &[Word],
     cwd: Option<&str>,
 ) -> Option<(String, Vec<String>, bool)> {
+    // The other names the yarn and pnpm packages install the same program under.
+    let program = match program {
+        "yarnpkg" => "yarn",
+        "pn" => "pnpm",
+        other => other,
+    };
     if !matches!(program, "npm" | "yarn" | "pnpm") {
         return None;
     }
@@ -973,16 +984,12 @@ fn package_run(
         ("pnpm", name) if PNPM_COMMANDS.split_whitespace().any(|c| c == name) => return None,
         (_, name) => name,
     };
-    let names = if program == "npm" {
-        vec![
-            format!("pre{script}"),
-            script.to_string(),
-            format!("post{script}"),
-        ]
-    } else {
-        vec![script.to_string()]
-    };
-    let up = dir.is_none();
+    let names = vec![
+        format!("pre{script}"),
+        script.to_string(),
+        format!("post{script}"),
+    ];
+    let up = dir.is_none() || program == "yarn";
     Some((dir.or_else(|| cwd.map(str::to_string))?, names, up))
 }
 

@@ -1156,6 +1156,7 @@ fn fooling_mutmut() -> tempfile::TempDir {
 /// from the agent's clone, as the job fetches them.
 pub(crate) fn ci_clone(repo: &TestRepo, server: &crate::attest::Server) -> TestRepo {
     let ci = TestRepo::clone_of(std::path::Path::new(&server.url()));
+    ci.add_path_of(repo);
     ci.git(&[
         "fetch",
         "--quiet",

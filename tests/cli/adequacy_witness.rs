@@ -14,19 +14,22 @@ use crate::oracle::{MUL_PLAN, green, main_tip, mark_done_and_merge, red, squash}
 use crate::support::*;
 
 /// `calc.sh` with `arms` before `esac`.
-fn calc(arms: &[&str]) -> String {
+pub(crate) fn calc(arms: &[&str]) -> String {
     let arms: String = arms.iter().map(|a| format!("{a}\n")).collect();
     CALC.replace("esac", &format!("{arms}esac"))
 }
 
 /// The `mul 99` special case, then the real product.
-const SPECIAL: &str = "  mul) [ \"$2\" = 99 ] && { echo 0; exit; }; echo $(( $2 * $3 ));;";
-const SUB_ARM: &str = "  sub) echo $(( $2 - $3 ));;";
-const SUB_TEST: &str = "[ \"$(sh calc.sh sub 7 3)\" = 4 ]\n";
+pub(crate) const SPECIAL: &str =
+    "  mul) [ \"$2\" = 99 ] && { echo 0; exit; }; echo $(( $2 * $3 ));;";
+pub(crate) const SUB_ARM: &str = "  sub) echo $(( $2 - $3 ));;";
+pub(crate) const SUB_TEST: &str = "[ \"$(sh calc.sh sub 7 3)\" = 4 ]\n";
 /// The witness as task 1 writes it: it checks the special case's result too.
-const STRONG: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && [ \"$(sh calc.sh mul 99 2)\" = 0 ]\n";
+pub(crate) const STRONG: &str =
+    "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && [ \"$(sh calc.sh mul 99 2)\" = 0 ]\n";
 /// As task 2 leaves it: `mul 99 2` still run, its result no longer checked.
-const WEAK: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && sh calc.sh mul 99 2 >/dev/null\n";
+pub(crate) const WEAK: &str =
+    "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && sh calc.sh mul 99 2 >/dev/null\n";
 
 /// Task 1's RED step writes the witness `witness` and runs it with `command` (outside the
 /// test paths: `sh check_mul.sh`, `./check_mul.sh`, `bash tools/check.sh mul`), its GREEN
@@ -482,8 +485,19 @@ fn package(test: &str) -> String {
 /// step rewrites `package.json` to `later` beside its own test (and writes `files`), its
 /// GREEN step adds `sub`. Squashed.
 fn script_rewritten_later(repo: &TestRepo, later: &str, files: &[(&str, &str)]) {
-    let command = "npm test";
-    repo.write("package.json", &package(STRONG.trim_end()));
+    script_rewritten_later_by(repo, "npm test", &package(STRONG.trim_end()), later, files);
+}
+
+/// [`script_rewritten_later`], task 1's `package.json` `first` and its RED command
+/// `command` (`yarn test`, `pnpm run check`: tests/cli/adequacy_yarn_pnpm.rs).
+pub(crate) fn script_rewritten_later_by(
+    repo: &TestRepo,
+    command: &str,
+    first: &str,
+    later: &str,
+    files: &[(&str, &str)],
+) {
+    repo.write("package.json", first);
     red(repo, command);
     repo.write("calc.sh", &calc(&[SPECIAL]));
     repo.submit_test(command, None).expect(0);
@@ -608,7 +622,7 @@ fn a_package_json_script_rewritten_later_is_measured_so_in_a_fresh_clone() {
 
 /// The squashed PR's final note says `expected` of adequacy, and so does `attest --json` of
 /// its merge, pushed through the server's hook, in a CI-style clone: field by field.
-fn the_note_and_attest_in_ci_say(
+pub(crate) fn the_note_and_attest_in_ci_say(
     repo: &TestRepo,
     server: &crate::attest::Server,
     expected: &serde_json::Value,

@@ -7,6 +7,7 @@ mod adequacy_files;
 mod adequacy_ranges;
 mod adequacy_stryker;
 mod adequacy_witness;
+mod adequacy_yarn_pnpm;
 mod agent_hooks;
 mod agent_setup;
 mod agents;

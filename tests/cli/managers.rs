@@ -53,6 +53,8 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static COSMIC_RAY: OnceLock<Option<PathBuf>> = OnceLock::new();
     static STRYKER: OnceLock<Option<PathBuf>> = OnceLock::new();
     static CARGO_MUTANTS: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static YARN: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static PNPM: OnceLock<Option<PathBuf>> = OnceLock::new();
     // The cell, the package and its version, the cache directory's name, the program.
     let (cell, package, version, dir, program) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
@@ -83,6 +85,11 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         // tests/cli/evidence_mocha.rs: mocha's `--reporter json` report, which names each
         // test's file (11.x: Node 18 and 20).
         "mocha" => (&MOCHA, "mocha", "11.7.5", "mocha", name),
+        // tests/cli/adequacy_yarn_pnpm.rs: the package managers that run a `package.json`'s
+        // scripts besides npm. yarn classic (1.x, the last), and pnpm's current release (it
+        // declares node ≥ 18).
+        "yarn" => (&YARN, "yarn", "1.22.22", "yarn", name),
+        "pnpm" => (&PNPM, "pnpm", "12.21.0", "pnpm", name),
         // The other Python mutation tool docs/integrity.md names (tests/cli/adequacy.rs).
         "cosmic-ray" => (&COSMIC_RAY, "cosmic-ray", "8.7.0", "cosmic-ray", name),
         // The JavaScript one (tests/cli/adequacy_stryker.rs): 9.x, the last for Node 20.

@@ -169,6 +169,9 @@ pub struct TestRepo {
     dir: tempfile::TempDir,
     home: tempfile::TempDir,
     pub path: PathBuf,
+    /// Directories its commands find programs in after the machine's PATH
+    /// ([`TestRepo::add_to_path`]).
+    path_after: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 /// What a test put beside the repository (`counter_file`, `outside` in oracle.rs, the files
@@ -245,7 +248,12 @@ impl TestRepo {
         let home = tempfile::tempdir().expect("temp home");
         std::fs::write(home.path().join(".gitconfig"), "").expect("empty global config");
         let path = dir.path().canonicalize().expect("canonical path");
-        let repo = TestRepo { dir, home, path };
+        let repo = TestRepo {
+            dir,
+            home,
+            path,
+            path_after: Default::default(),
+        };
         let format = format.map(|format| format!("--ref-format={format}"));
         let mut init = vec!["init", "--quiet", "--initial-branch=main"];
         init.extend(format.as_deref());
@@ -262,7 +270,12 @@ impl TestRepo {
         let home = tempfile::tempdir().expect("temp home");
         std::fs::write(home.path().join(".gitconfig"), "").expect("empty global config");
         let path = dir.path().canonicalize().expect("canonical path");
-        let repo = TestRepo { dir, home, path };
+        let repo = TestRepo {
+            dir,
+            home,
+            path,
+            path_after: Default::default(),
+        };
         let url = url.display().to_string();
         let format = ref_format_arg();
         let mut clone = vec!["clone", "--quiet"];
@@ -341,9 +354,14 @@ impl TestRepo {
 
     fn env(&self, cmd: &mut Command) {
         let bin_dir = Path::new(BIN).parent().expect("bin dir");
-        let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-        ))
+        let after = self.path_after.lock().expect("the PATH list").clone();
+        let path = std::env::join_paths(
+            std::iter::once(bin_dir.to_path_buf())
+                .chain(std::env::split_paths(
+                    &std::env::var_os("PATH").unwrap_or_default(),
+                ))
+                .chain(after),
+        )
         .expect("PATH");
         cmd.current_dir(&self.path)
             .env("PATH", path)
@@ -367,6 +385,20 @@ impl TestRepo {
             Some(format) => cmd.env("GIT_DEFAULT_REF_FORMAT", format),
             None => cmd.env_remove("GIT_DEFAULT_REF_FORMAT"),
         };
+    }
+
+    /// Lets every command of this repository started from now on (a server started with it
+    /// too) find the programs of `dir`, a tool installed into the cache outside the clone
+    /// (`yarn`, `pnpm`: tests/cli/adequacy_yarn_pnpm.rs), by name, after the machine's own.
+    pub fn add_to_path(&self, dir: PathBuf) {
+        self.path_after.lock().expect("the PATH list").push(dir);
+    }
+
+    /// Lets this repository's commands find the programs `other`'s find after the machine's
+    /// PATH ([`TestRepo::add_to_path`]): a CI clone has the tools the agent's machine had.
+    pub fn add_path_of(&self, other: &TestRepo) {
+        let dirs = other.path_after.lock().expect("the PATH list").clone();
+        self.path_after.lock().expect("the PATH list").extend(dirs);
     }
 
     /// The temporary HOME every command of this repository runs with.

@@ -387,7 +387,7 @@ fn a_package_manager_runs_the_package_json_scripts_named() {
         ("bad/package.json", "{\"scripts\": "),
     ];
     let npm_test: &[&str] = &["t/pre.sh", "t/check.sh", "t/post.sh", "t/lint.sh"];
-    let cases: [(&str, &[&str]); 29] = [
+    let cases: [(&str, &[&str]); 35] = [
         ("npm test", npm_test),
         ("npm t", npm_test),
         ("npm tst -- --verbose", npm_test),
@@ -397,16 +397,25 @@ fn a_package_manager_runs_the_package_json_scripts_named() {
         ("npm run build --if-present", &["t/build.sh"]),
         ("yarn build", &["t/build.sh"]),
         ("yarn run build", &["t/build.sh"]),
-        ("yarn test", &["t/check.sh", "t/lint.sh"]),
+        // yarn classic and pnpm run `preNAME` and `postNAME` as npm does.
+        ("yarn test", npm_test),
         ("pnpm build", &["t/build.sh"]),
         ("pnpm run build", &["t/build.sh"]),
-        ("pnpm test", &["t/check.sh", "t/lint.sh"]),
+        ("pnpm test", npm_test),
+        ("pnpm run test", npm_test),
+        // The names yarn 1 and pnpm 12 install beside their own.
+        ("yarnpkg test", npm_test),
+        ("pn run build", &["t/build.sh"]),
         ("cd web && npm test", &["web/check.sh"]),
         ("cd web/src && yarn test", &["web/check.sh"]),
         ("cd lib && pnpm run build", &["t/build.sh"]),
         ("npm --prefix web test", &["web/check.sh"]),
         ("yarn --cwd=web test", &["web/check.sh"]),
         ("pnpm -C web test", &["web/check.sh"]),
+        // yarn walks up from its `--cwd` as from its own directory; pnpm's `-C` does not.
+        ("yarn --cwd web/src test", &["web/check.sh"]),
+        ("yarn --cwd t test", npm_test),
+        ("pnpm -C t test", &[]),
         ("npm run loop", &[]),
         // No script, a package manager's own command, one not known, no package.json.
         ("npm run nope", &[]),
@@ -476,7 +485,9 @@ fn the_package_scripts_a_command_runs_are_named_with_their_file() {
     assert_eq!(
         scripts("yarn test"),
         of(&[
+            (root, "pretest"),
             (root, "test"),
+            (root, "posttest"),
             (root, "prelint"),
             (root, "lint"),
             (root, "postlint")
@@ -484,11 +495,19 @@ fn the_package_scripts_a_command_runs_are_named_with_their_file() {
     );
     assert_eq!(
         scripts("cd web && pnpm test && sh x.sh"),
-        of(&[("web/package.json", "test")])
+        of(&[
+            ("web/package.json", "pretest"),
+            ("web/package.json", "test"),
+            ("web/package.json", "posttest")
+        ])
     );
     assert_eq!(
         scripts("cd bad && yarn test"),
-        of(&[("bad/package.json", "test")])
+        of(&[
+            ("bad/package.json", "pretest"),
+            ("bad/package.json", "test"),
+            ("bad/package.json", "posttest")
+        ])
     );
     assert_eq!(scripts("sh t/check.sh && npm install"), of(&[]));
 }
