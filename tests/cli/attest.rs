@@ -263,6 +263,18 @@ pub(crate) fn swap_chain_tip(repo: &TestRepo, from: &str, to: &str) {
     std::fs::write(&marker, text.replace(from, to)).unwrap();
 }
 
+/// The PR of [`finalized`] merged by the workflow, its test `tests/test_mul.sh` led by
+/// `prefix`: what an armed test does before the honest check.
+fn merged_with_test_led_by(repo: &TestRepo, prefix: &str) {
+    repo.write("tests/test_mul.sh", &format!("{prefix}{TEST_MUL}"));
+    red(repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(repo, RED_MUL);
+    squash(repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(repo).expect(0);
+}
+
 /// The calculator's PR done honestly and merged by the workflow, on `repo`: main is the
 /// merge, the chain's tip its `merge` transition.
 fn honest_merge(repo: &TestRepo) -> String {
@@ -1106,13 +1118,7 @@ fn the_prs_tests_cannot_write_the_server_they_run_on() {
         wrote = wrote.display(),
         bin = BIN,
     );
-    repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
-    squash(&repo);
-    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    mark_done_and_merge(&repo).expect(0);
+    merged_with_test_led_by(&repo, &evil);
     std::fs::write(&armed, "").unwrap();
     let out = push(&repo, &server, &[], &["main", REF]);
     out.expect(0);
@@ -1370,13 +1376,7 @@ fi
         url = server.url(),
         exec_path = git.trim(),
     );
-    repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
-    squash(&repo);
-    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    mark_done_and_merge(&repo).expect(0);
+    merged_with_test_led_by(&repo, &evil);
     std::fs::write(&armed, "").unwrap();
     // The honest PR is accepted, its test run on the server, where it reached nothing.
     push(&repo, &server, &[], &["main", REF]).expect(0);
@@ -1438,13 +1438,7 @@ fn a_path_directory_the_prs_tests_could_write_is_out_of_their_reach_or_refuses_t
             first = first.display(),
             git = git.trim(),
         );
-        repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
-        red(&repo, RED_MUL);
-        repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-        green(&repo, RED_MUL);
-        squash(&repo);
-        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-        mark_done_and_merge(&repo).expect(0);
+        merged_with_test_led_by(&repo, &evil);
         std::fs::write(&armed, "").unwrap();
         let before = server_refs(&repo, &server);
         let out = push(&repo, &server, &[], &["main", REF]);

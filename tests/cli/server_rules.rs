@@ -1959,13 +1959,9 @@ fn an_unsigned_approval_does_not_lift_the_servers_memory_even_where_attribution_
 /// The claim on the one PR of [`TestRepo::new`]'s master plan.
 const CLAIM: &str = "refs/orchestrator/claims/pr-1-feat-add-numbers";
 
-/// Claims on the server: taken by the plan acceptance pushed with it; junk under the claims
-/// refs, another clone's plain deletion of the claim and its theft by
-/// `GIT_ORCHESTRATE_HUMAN=1 claim steal` are refused, and the claim stays its holder's.
-#[test]
-fn the_server_guards_claims() {
-    let first = TestRepo::new();
-    let server = Server::start(&first);
+/// `first`'s main pushed to `server` (its `origin`), then PR 1's plan accepted, which pushes
+/// its claim with the chain: the claim as the server holds it.
+fn planned_with_its_claim(first: &TestRepo, server: &Server) -> String {
     first.git(&["remote", "add", "origin", &server.url()]);
     first.git(&["push", "--quiet", "origin", "main"]);
     first
@@ -1974,7 +1970,17 @@ fn the_server_guards_claims() {
             &one_task_plan("feat: Add numbers", "add.sh"),
         )
         .expect(0);
-    let held = server.rev(&first, CLAIM).expect("the claim was taken");
+    server.rev(first, CLAIM).expect("the claim was taken")
+}
+
+/// Claims on the server: taken by the plan acceptance pushed with it; junk under the claims
+/// refs, another clone's plain deletion of the claim and its theft by
+/// `GIT_ORCHESTRATE_HUMAN=1 claim steal` are refused, and the claim stays its holder's.
+#[test]
+fn the_server_guards_claims() {
+    let first = TestRepo::new();
+    let server = Server::start(&first);
+    let held = planned_with_its_claim(&first, &server);
     assert_eq!(
         server.rev(&first, REF),
         first.tip(),
@@ -2094,15 +2100,7 @@ fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
     );
     first.commit_all("two PRs");
     let server = Server::start(&first);
-    first.git(&["remote", "add", "origin", &server.url()]);
-    first.git(&["push", "--quiet", "origin", "main"]);
-    first
-        .run_with_stdin(
-            &["submit-work", "--summary", "the plan", "--plan", "-"],
-            &one_task_plan("feat: Add numbers", "add.sh"),
-        )
-        .expect(0);
-    let held = server.rev(&first, CLAIM).expect("the claim was taken");
+    let held = planned_with_its_claim(&first, &server);
     // The workflow takes a step of PR 1, not pushed yet: its chain moves in the next push.
     first.run(&["get-task"]).expect(0);
     assert_ne!(server.rev(&first, REF), first.tip());
@@ -2196,15 +2194,7 @@ fn a_listed_human_steals_a_claim_by_a_signed_push() {
             signers.to_str().unwrap(),
         ],
     );
-    first.git(&["remote", "add", "origin", &server.url()]);
-    first.git(&["push", "--quiet", "origin", "main"]);
-    first
-        .run_with_stdin(
-            &["submit-work", "--summary", "the plan", "--plan", "-"],
-            &one_task_plan("feat: Add numbers", "add.sh"),
-        )
-        .expect(0);
-    let held = server.rev(&first, CLAIM).expect("the claim was taken");
+    let held = planned_with_its_claim(&first, &server);
 
     let human = TestRepo::clone_of(Path::new(&server.url()));
     human.git(&["config", "gpg.format", "ssh"]);
