@@ -2088,6 +2088,93 @@ fn the_server_guards_claims() {
 }
 
 /// A claim is taken by the acceptance of a plan for that very PR: a workflow that works on
+/// The workflow's tip written again with the plan's summary in its `state.json` retitled
+/// `title` (its event, parent and message kept), as the tip: (the tip, the forgery).
+fn retitled_tip(repo: &TestRepo, title: &str) -> (String, String) {
+    let tip = repo.tip().expect("tip");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{tip}:state.json")])).unwrap();
+    state["plan_progress"]["summary"]["title"] = title.into();
+    let blob = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+    );
+    let entries: String = repo
+        .git(&["ls-tree", &tip])
+        .lines()
+        .map(|line| match line.split_once('\t') {
+            Some((_, "state.json")) => format!("100644 blob {}\tstate.json\n", blob.trim()),
+            _ => format!("{line}\n"),
+        })
+        .collect();
+    let tree = repo.git_with_stdin(&["mktree"], entries.as_bytes());
+    let raw = repo.git(&["cat-file", "commit", &tip]);
+    let (_, rest) = raw
+        .split_once('\n')
+        .expect("a commit's first line is its tree");
+    let forged = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        format!("tree {}\n{rest}", tree.trim()).as_bytes(),
+    );
+    let forged = forged.trim().to_string();
+    repo.git(&["update-ref", REF, &forged, &tip]);
+    (tip, forged)
+}
+
+/// A plan accepted for PR 1 whose `state.json` summary (a cache of `pr.json`'s, which the
+/// replay of the chain does not hold) is retitled as PR 2, pushed with a claim on PR 2: the
+/// claim is keyed from `pr.json`, and refused.
+#[test]
+fn a_claim_keyed_from_a_retitled_summary_is_refused() {
+    let first = TestRepo::new();
+    first.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers\n## PR 2: feat: Subtract\n",
+    );
+    first.commit_all("two PRs");
+    // Accepted with no remote yet: no claim pushed with it.
+    first
+        .run_with_stdin(
+            &["submit-work", "--summary", "the plan", "--plan", "-"],
+            &one_task_plan("feat: Add numbers", "add.sh"),
+        )
+        .expect(0);
+    retitled_tip(&first, "feat: Subtract");
+    let server = Server::start(&first);
+    first.git(&["remote", "add", "origin", &server.url()]);
+    first.git(&["push", "--quiet", "origin", "main"]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let message = format!(
+        "claim pr-2-feat-subtract\n\nOrchestrator-Claim: pr-2-feat-subtract\n\
+         Orchestrator-Claim-Workflow: main\nOrchestrator-Claim-Host: h\n\
+         Orchestrator-Claim-User: u\nOrchestrator-Claim-Since: {now}\n\
+         Orchestrator-Claim-Expires: {}\nOrchestrator-Claim-Nonce: n\n",
+        now + 60
+    );
+    let empty = first.git(&["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    let claim = first
+        .git(&["commit-tree", empty.trim(), "-m", &message])
+        .trim()
+        .to_string();
+    let other = "refs/orchestrator/claims/pr-2-feat-subtract";
+    let before = server.refs(&first);
+    let out = push(&first, &server, &[], &[REF, &format!("{claim}:{other}")]);
+    refused(
+        &first,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused {other} <id>: a claim is taken with its workflow's plan \
+             acceptance in the same push, and workflow main accepts no plan for \
+             pr-2-feat-subtract in this one"
+        )],
+    );
+}
+
 /// PR 1 cannot take PR 2's claim by pushing it beside a step of its own chain (its claim
 /// would then hold PR 2 against every other agent, and be renewed as its holder's), nor
 /// beside a chain that accepted its plan before this push.
@@ -2126,6 +2213,20 @@ fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
         &out,
         &[&format!("git-orchestrate: refused {other} <id>: {why}")],
     );
+    // The step's commit with the plan's summary in state.json (which only caches what
+    // pr.json says, and which the replay does not hold) retitled as PR 2: the same.
+    let (tip, forged) = retitled_tip(&first, "feat: Subtract");
+    let before = server.refs(&first);
+    let out = push(&first, &server, &[], &[REF, &format!("{claim}:{other}")]);
+    refused(
+        &first,
+        &server,
+        &before,
+        &out,
+        &[&format!("git-orchestrate: refused {other} <id>: {why}")],
+    );
+    first.git(&["update-ref", REF, &tip, &forged]);
+
     // Beside the chain that accepted PR 1's plan (pushed before) and no step of it: the same.
     first.git(&["push", "--quiet", &server.url(), REF]);
     let before = server.refs(&first);

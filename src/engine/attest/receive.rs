@@ -796,10 +796,16 @@ impl Held<'_> {
     }
 
     /// Whether this push moves workflow `name` across the acceptance of a plan for the PR
-    /// keyed `slug`: as the push leaves it, its chain works on that PR, and as the server had
-    /// it, it did not. A chain that only grows a step of another PR (or of this one) takes
-    /// no claim: else an agent could hold any PR of the master plan against the others.
+    /// keyed `slug`: as the push leaves it, its chain works on that PR, and among the commits
+    /// the push adds (or the server's tip before it) one is in INITIALIZING, after which the
+    /// plan was accepted. A chain that only grows a step of another PR (or of this one), or
+    /// re-plans it, takes no claim: else an agent could hold any PR of the master plan
+    /// against the others. The PR is keyed from the plan itself (`pr.json`, which the replay
+    /// of the chain holds to its events), not from the summary `state.json` keeps beside it,
+    /// which nothing checks.
     fn accepts_plan_for(&self, name: &str, slug: &str) -> Result<bool, EngineError> {
+        /// Commits walked back from the tip at most: a claim is pushed with its acceptance.
+        const WALK: usize = 10_000;
         let Some((_, before)) = self.moved.iter().find(|(moved, _)| *moved == name) else {
             return Ok(false);
         };
@@ -808,20 +814,37 @@ impl Held<'_> {
             return Ok(false);
         };
         let session = self.verifier.session(chain)?;
-        let works_on = |tip: ObjectId| {
-            let snap = session.store.read_at(tip, &chain.reference).ok()?;
-            let summary = snap.summary.as_ref()?;
-            (snap.state.status() != crate::workflow::Status::Initializing).then(|| {
-                crate::workflow::claims::pr_slug(self.master_plan.as_deref(), &summary.title)
-            })
+        let store = &session.store;
+        let initializing = |snap: &crate::store::Snapshot| {
+            snap.state.status() == crate::workflow::Status::Initializing
         };
-        if works_on(chain.tip).as_deref() != Some(slug) {
+        let tip = store.read_at(chain.tip, &chain.reference)?;
+        if initializing(&tip) {
             return Ok(false);
         }
-        let before = before
-            .and_then(|id| ObjectId::from_hex(id.as_bytes()).ok())
-            .and_then(works_on);
-        Ok(before.as_deref() != Some(slug))
+        let Some(plan) = store.plan(&tip)? else {
+            return Ok(false);
+        };
+        let works_on =
+            crate::workflow::claims::pr_slug(self.master_plan.as_deref(), &plan.summary().title);
+        if works_on != slug {
+            return Ok(false);
+        }
+        let before = before.and_then(|id| ObjectId::from_hex(id.as_bytes()).ok());
+        let mut at = chain.tip;
+        for _ in 0..WALK {
+            let Some(parent) = store.commit_parents(at)?.first().copied() else {
+                return Ok(false);
+            };
+            if initializing(&store.read_at(parent, &chain.reference)?) {
+                return Ok(true);
+            }
+            if Some(parent) == before {
+                return Ok(false);
+            }
+            at = parent;
+        }
+        Ok(false)
     }
 
     /// Whether workflow `name`, as this push leaves it, works on a PR (its plan accepted and
