@@ -1516,18 +1516,23 @@ fn a_lock_left_by_a_killed_post_receive_is_named_and_the_verdict_waits_for_repai
     std::fs::write(&hook, installed).unwrap();
     assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
     assert_eq!(server_notes(&repo, &server), "", "no verdict was written");
+    // A repair names the lock, and exits 5.
+    let repair_names_the_lock = || {
+        let out = repo.run_in(&server.bare, &["attest", "--repair"]);
+        out.expect(5);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "error: the notes ref refs/notes/orchestrator-attest is locked by {} (left ",
+                lock.display()
+            )),
+            "{}",
+            out.stderr
+        );
+        out
+    };
     // Just left, the lock is no crash's yet by its age: a repair at once names it too (it
     // said "the workflow changed while this command ran", on a server that has none).
-    let out = repo.run_in(&server.bare, &["attest", "--repair"]);
-    out.expect(5);
-    assert!(
-        out.stderr.starts_with(&format!(
-            "error: the notes ref refs/notes/orchestrator-attest is locked by {} (left ",
-            lock.display()
-        )),
-        "{}",
-        out.stderr
-    );
+    repair_names_the_lock();
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(120);
     std::fs::File::options()
         .write(true)
@@ -1550,16 +1555,7 @@ fn a_lock_left_by_a_killed_post_receive_is_named_and_the_verdict_waits_for_repai
         "{}",
         out.stderr
     );
-    let out = repo.run_in(&server.bare, &["attest", "--repair"]);
-    out.expect(5);
-    assert!(
-        out.stderr.starts_with(&format!(
-            "error: the notes ref refs/notes/orchestrator-attest is locked by {} (left ",
-            lock.display()
-        )),
-        "{}",
-        out.stderr
-    );
+    let out = repair_names_the_lock();
     assert_eq!(
         out.stderr.lines().last(),
         Some(hint.as_str()),
