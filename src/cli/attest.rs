@@ -105,7 +105,8 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
                 hint: "git orchestrate attest --post-receive runs as a post-receive hook; git feeds it.".into(),
             },
         )?;
-        let written = receive::post_receive(&dir)?;
+        let completed = receive::post_receive(&dir)?;
+        let written = completed.written;
         if !written.is_empty() {
             ui.text(&format!(
                 "git-orchestrate: {} verdict{} written under {}",
@@ -367,31 +368,44 @@ fn pusher() -> Pusher {
     }
 }
 
-/// `attest --repair`: the record completed, and what was written.
+/// `attest --repair`: the record completed, and what was written, or found written already.
 fn repair(dir: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
-    #[derive(serde::Serialize)]
-    struct Repaired {
-        written: Vec<String>,
-    }
-    let written = receive::complete_record(dir)?;
-    if ui.json_report(&Repaired {
-        written: written.clone(),
-    })? {
+    let completed = receive::complete_record(dir)?;
+    if ui.json_report(&completed)? {
         return Ok(Exit::Success);
     }
-    ui.text(&match written.len() {
-        0 => "nothing to repair: every kept verdict on main is written\n".to_string(),
-        n => format!(
+    let ids = |commits: &[String]| {
+        commits
+            .iter()
+            .map(|c| crate::short_id(c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut text = String::new();
+    match completed.written.len() {
+        0 if completed.already_written.is_empty() => {
+            text.push_str("nothing to repair: every kept verdict on main is written\n")
+        }
+        0 => {}
+        n => text.push_str(&format!(
             "{n} verdict{} written under {}: {}\n",
-            if n == 1 { "" } else { "s" },
+            plural(n),
             crate::store::ATTEST_NOTES_REF,
-            written
-                .iter()
-                .map(|c| crate::short_id(c))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    })?;
+            ids(&completed.written)
+        )),
+    }
+    if let n @ 1.. = completed.already_written.len() {
+        // A hook killed between the note and letting its kept verdict go: the record is
+        // completed, and nothing was written to do it.
+        text.push_str(&format!(
+            "{n} kept verdict{} already written under {}, now let go: {}\n",
+            plural(n),
+            crate::store::ATTEST_NOTES_REF,
+            ids(&completed.already_written)
+        ));
+    }
+    ui.text(&text)?;
     Ok(Exit::Success)
 }
 

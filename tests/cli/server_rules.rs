@@ -1484,6 +1484,42 @@ fn a_killed_post_receive_is_completed_by_the_next_push_or_by_repair() {
         repaired.rev(&repo, "refs/notes/orchestrator-attest"),
         notes_ref
     );
+
+    // Killed after the note, before it let the kept verdict go: the file is back, its note
+    // written. A repair lets it go and says so, writing nothing (it said "1 verdict written").
+    let blob = repaired.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "list", &merge],
+    );
+    let kept = repaired.bare.join("orchestrator/attested").join(&merge);
+    std::fs::write(
+        &kept,
+        repaired.git(&repo, &["cat-file", "blob", blob.trim()]),
+    )
+    .unwrap();
+    let out = repo.run_in(&repaired.bare, &["attest", "--repair"]);
+    out.expect(0);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        "1 kept verdict already written under refs/notes/orchestrator-attest, now let go: <id>\n"
+    );
+    assert!(!kept.exists(), "the kept verdict is let go");
+    assert_eq!(
+        repaired.rev(&repo, "refs/notes/orchestrator-attest"),
+        notes_ref
+    );
+    std::fs::write(
+        &kept,
+        repaired.git(&repo, &["cat-file", "blob", blob.trim()]),
+    )
+    .unwrap();
+    let out = repo.run_in(&repaired.bare, &["attest", "--repair", "--json"]);
+    out.expect(0);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"schema": 1, "written": [], "already_written": [merge.as_str()]})
+    );
 }
 
 /// A post-receive hook killed while it moved the verdicts' ref leaves git's lock on it. Once

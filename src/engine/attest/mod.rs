@@ -686,7 +686,16 @@ pub(crate) fn write_verdict_note(
             Err(crate::store::WriteError::Conflict) => {
                 return Err(match store.lock_on(notes_ref) {
                     Some(locked) => locked.into(),
-                    None => crate::store::WriteError::Conflict.into(),
+                    // Not "the workflow changed": a server has none, and this is no
+                    // workflow's ref.
+                    None => EngineError::Io {
+                        what: format!("write the verdict on {commit} under {notes_ref}"),
+                        source: std::io::Error::other(format!(
+                            "the ref moved under each of {} tries (other verifiers writing \
+                             verdicts); run this command again",
+                            TRIES + 1
+                        )),
+                    },
                 });
             }
             Err(e) => return Err(e.into()),

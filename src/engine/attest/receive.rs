@@ -1065,8 +1065,18 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
 /// `attest --post-receive`, after git applied a push: the verdicts the pre-receive hook kept
 /// for commits now on main, written as notes under `refs/notes/orchestrator-attest`
 /// ([`complete_record`]).
-pub fn post_receive(dir: &Path) -> Result<Vec<String>, EngineError> {
+pub fn post_receive(dir: &Path) -> Result<Completed, EngineError> {
     complete_record(dir)
+}
+
+/// What [`complete_record`] did with the verdicts it found kept for commits on main.
+#[derive(Debug, Default, Serialize)]
+pub struct Completed {
+    /// The commits whose verdict's note it wrote.
+    pub written: Vec<String>,
+    /// The commits whose note was there already, as kept (a hook killed after the note and
+    /// before it let the verdict go): their record is completed without a write.
+    pub already_written: Vec<String>,
 }
 
 /// Writes the note of every verdict the pre-receive hook kept whose commit is on main now,
@@ -1074,15 +1084,15 @@ pub fn post_receive(dir: &Path) -> Result<Vec<String>, EngineError> {
 /// went down, after git moved main): the record survives its hook. Idempotent, so the next
 /// push's post-receive and `attest --repair` both run it. A kept verdict whose commit is not
 /// on main (its push was refused after the pre-receive passed) is dropped after a day.
-pub fn complete_record(dir: &Path) -> Result<Vec<String>, EngineError> {
+pub fn complete_record(dir: &Path) -> Result<Completed, EngineError> {
     let judged = Judged::open(dir)?;
     let (main, _) = judged.main_config()?;
     let pending = pending_dir(&judged)?;
     if !pending.is_dir() {
-        return Ok(Vec::new());
+        return Ok(Completed::default());
     }
     let Some(tip) = judged.git.ref_target(&crate::store::branch_ref(&main))? else {
-        return Ok(Vec::new());
+        return Ok(Completed::default());
     };
     let mut kept: Vec<(String, PathBuf, bool)> = Vec::new();
     let day = std::time::Duration::from_secs(24 * 60 * 60);
@@ -1104,7 +1114,7 @@ pub fn complete_record(dir: &Path) -> Result<Vec<String>, EngineError> {
     if store.needs_ref_commands() {
         store.use_ref_commands(std::sync::Arc::new(judged.git.clone()));
     }
-    let mut written = Vec::new();
+    let mut completed = Completed::default();
     for (commit, path, stale) in kept {
         // A commit the push that judged it never brought (its objects left with the
         // quarantine) is no ancestor of anything: `is_ancestor` fails on it.
@@ -1118,13 +1128,17 @@ pub fn complete_record(dir: &Path) -> Result<Vec<String>, EngineError> {
         }
         let text =
             std::fs::read_to_string(&path).map_err(io_error(format!("read {}", path.display())))?;
-        super::write_verdict_note(&store, ATTEST_NOTES_REF, &commit, &text)?;
+        let changed = super::write_verdict_note(&store, ATTEST_NOTES_REF, &commit, &text)?;
         // Note first, then the file: a kill between the two leaves a file whose note is
         // written already, which the next run writes again as it is (no change).
         std::fs::remove_file(&path).map_err(io_error(format!("remove {}", path.display())))?;
-        written.push(commit);
+        if changed {
+            completed.written.push(commit);
+        } else {
+            completed.already_written.push(commit);
+        }
     }
-    Ok(written)
+    Ok(completed)
 }
 
 /// What the server remembers of a verdict on a tree under a policy (docs/integrity.md,
