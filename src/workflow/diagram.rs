@@ -14,6 +14,21 @@ const PLAN: &str = r#"{"masterPlanPath": "m", "prTitle": "feat: x", "summary": "
     {"type": "RED", "description": "r", "status": "TODO"},
     {"type": "GREEN", "description": "g", "status": "TODO"}]}]}"#;
 
+/// A re-plan of [`PLAN`] that keeps the re-plan rules: its task, "t", replaced by two.
+fn replan() -> Plan {
+    let mut plan = plan(0);
+    let mut first = plan.tasks[0].clone();
+    first.name = "t 1a".into();
+    first.breakdown_history = Some(super::plan::BreakdownHistory {
+        original_task_name: "t".into(),
+        justification: "j".into(),
+    });
+    let mut last = plan.tasks[0].clone();
+    last.name = "t 1b (Verification)".into();
+    plan.tasks = vec![first, last];
+    plan
+}
+
 fn plan(done: usize) -> Plan {
     let mut plan = parse_plan(PLAN.as_bytes()).expect("the sample plan is valid");
     for s in 0..done {
@@ -282,7 +297,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             replanning.clone(),
             Some(plan(1)),
             Event::Replanned {
-                plan: plan(1),
+                plan: replan(),
                 new_tasks: 2,
                 summary: String::new(),
             },

@@ -261,6 +261,73 @@ hint: Fix every problem listed and submit the re-plan again; `git orchestrate ge
     );
 }
 
+/// A re-plan recorded by hand that breaks the re-plan rules (the honest re-plan's commit, its
+/// recorded plan and `pr.json` given another PR's title): the audit replays the transition,
+/// which holds a re-plan to the rules, and names it forged. (It passed: the rules were the
+/// command's only, and the replay took any plan as a re-plan.)
+#[test]
+fn a_hand_written_replan_that_breaks_the_rules_is_found_by_the_audit() {
+    let repo = quick_unlock_repo();
+    fail(&repo, "one");
+    fail(&repo, "two");
+    repo.run(&["request-scope-reduction"]).expect(0);
+    replan_with(&repo, |plan| {
+        let tasks = plan["tasks"].as_array_mut().unwrap();
+        tasks[0] = new_task("add 1a: parse numbers", true);
+        tasks.insert(1, new_task("add 1b (Verification): add works", false));
+    })
+    .expect(0);
+    repo.run(&["audit"]).expect(0);
+    let honest = repo.tip().unwrap();
+    let title: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
+    let title = title["prTitle"].as_str().unwrap().to_string();
+    let other = "feat: Something else";
+    // The same commit, retitled in its recorded event and in its pr.json.
+    let pr = repo
+        .git(&["show", &format!("{REF}:pr.json")])
+        .replace(&title, other);
+    let blob = repo.git_with_stdin(&["hash-object", "-w", "--stdin"], pr.as_bytes());
+    let tree = repo.git(&["rev-parse", &format!("{honest}^{{tree}}")]);
+    let spec: String = repo
+        .git(&["ls-tree", tree.trim()])
+        .lines()
+        .map(|l| {
+            if l.ends_with("\tpr.json") {
+                format!("100644 blob {}\tpr.json\n", blob.trim())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let new_tree = repo.git_with_stdin(&["mktree"], spec.as_bytes());
+    let raw = repo.git(&["cat-file", "commit", &honest]);
+    assert!(raw.contains(&title), "the event records the plan:\n{raw}");
+    let text = raw
+        .replacen(
+            &format!("tree {}", tree.trim()),
+            &format!("tree {}", new_tree.trim()),
+            1,
+        )
+        .replace(&title, other);
+    let forged = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        text.as_bytes(),
+    );
+    let forged = forged.trim();
+    repo.git(&["update-ref", REF, forged, &honest]);
+    let out = repo.run(&["audit"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "FORGED: workflow main, commit {forged}: its recorded event is refused in state \
+             REPLANNING: the re-plan breaks the re-plan rules: prTitle: must stay \"{title}\""
+        )),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn escalation_prints_exactly_the_report_halts_and_a_human_resumes_with_guidance_shown_once() {
     let repo = quick_unlock_repo();

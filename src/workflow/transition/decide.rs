@@ -450,13 +450,15 @@ fn current_step(
     })
 }
 
-/// True when `transition` needs the full plan for `event`: to append a review task to it.
-/// Every other event is decided from the state and the event alone, so the engine can skip
+/// True when `transition` needs the full plan for `event`: to append a review task to it, or
+/// to hold a re-plan to the plan it replaces. Every other event is decided from the state and the event alone, so the engine can skip
 /// parsing a large `pr.json`.
 pub fn needs_full_plan(event: &Event) -> bool {
     match event {
         Event::ReviewCompleted { record, .. } => !record.blocking().is_empty(),
         Event::Rejected { .. } => true,
+        // Held to the re-plan rules, which compare it with the plan it replaces.
+        Event::Replanned { .. } => true,
         _ => false,
     }
 }

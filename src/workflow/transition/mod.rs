@@ -59,10 +59,10 @@ pub fn transition(
             untracked,
         } => scope_reduced(state, step, original_task, untracked),
         Event::Replanned {
-            plan,
+            plan: new,
             new_tasks,
             summary,
-        } => replanned(state, plan, new_tasks, &summary),
+        } => replanned(state, plan, new, new_tasks, &summary),
         Event::Escalated { report } => escalated(state, report),
         Event::Contradicted { account } => contradicted(state, account),
         Event::Resumed { guidance } => resumed(state, guidance),
@@ -263,7 +263,17 @@ fn scope_reduced(
         .step(step))
 }
 
-fn replanned(state: &State, plan: Plan, new_tasks: usize, summary: &str) -> Result<Next, Refusal> {
+/// The re-plan `plan` of the plan `old`, held to the re-plan rules here as well as by the
+/// command that reads it: an audit replays this function on a recorded event, and a chain
+/// written by hand could otherwise record any plan as a re-plan (every task DONE, another
+/// PR's title).
+fn replanned(
+    state: &State,
+    old: Option<&Plan>,
+    plan: Plan,
+    new_tasks: usize,
+    summary: &str,
+) -> Result<Next, Refusal> {
     let Phase::Pr {
         pr,
         stage: PrStage::Replanning { context, .. },
@@ -271,6 +281,20 @@ fn replanned(state: &State, plan: Plan, new_tasks: usize, summary: &str) -> Resu
     else {
         return Err(Refusal::WrongState);
     };
+    let old = old.ok_or(Refusal::NoPlan)?;
+    if let Err(problems) = super::replan::check_replan(old, context, &plan) {
+        let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(Refusal::Said(format!(
+            "the re-plan breaks the re-plan rules: {}",
+            problems.join("; ")
+        )));
+    }
+    if plan.tasks.len() + 1 != old.tasks.len() + new_tasks {
+        return Err(Refusal::Said(format!(
+            "the re-plan puts {} task(s) in the replaced one's place, not {new_tasks}",
+            (plan.tasks.len() + 1).saturating_sub(old.tasks.len())
+        )));
+    }
     let body = format!(
         "re-plan accepted: \"{}\" is replaced by {new_tasks} tasks\n\n{summary}",
         context.original_task

@@ -623,6 +623,22 @@ fn halted_from(resume_to: Status, counter: u32) -> State {
     s
 }
 
+/// A re-plan of [`PLAN`] that keeps the re-plan rules: its one task, "add", replaced by two
+/// smaller ones, the last the verification task.
+fn replan_of_add() -> Plan {
+    let mut p = plan();
+    let mut first = p.tasks[0].clone();
+    first.name = "add 1a: the sum".into();
+    first.breakdown_history = Some(crate::workflow::plan::BreakdownHistory {
+        original_task_name: "add".into(),
+        justification: "too big".into(),
+    });
+    let mut last = p.tasks[0].clone();
+    last.name = "add 1b (Verification): add".into();
+    p.tasks = vec![first, last];
+    p
+}
+
 fn replanning() -> State {
     let mut s = debugging(7);
     s = s.edit(|w| {
@@ -653,7 +669,7 @@ fn escape_transitions() {
          Event::ScopeReduced { step: s12, original_task: "add".into(), untracked: vec!["junk.txt".into()] },
          Replanning, 6, vec![]),
         ("re-plan accepted", replanning(),
-         Event::Replanned { plan: plan_done(1), new_tasks: 2, summary: "smaller".into() },
+         Event::Replanned { plan: replan_of_add(), new_tasks: 2, summary: "smaller".into() },
          ExecutingTdd, 0, vec![Reply(Verdict::Success)]),
         ("escalate from DEBUGGING", debugging(10),
          Event::Escalated { report: "# help".into() },
@@ -828,6 +844,64 @@ fn escalate_is_open_wherever_an_agent_can_be_stuck() {
     );
 }
 
+/// A recorded re-plan is held to the re-plan rules by the transition itself, which an audit
+/// replays: a chain written by hand cannot record a re-plan that marks its tasks DONE, takes
+/// another PR's title or drops the replaced task's place, and the plan it replaces must be
+/// there to compare with.
+#[test]
+fn a_replan_that_breaks_the_replan_rules_is_refused_by_the_transition() {
+    let replan = |plan: Plan, new_tasks: usize| Event::Replanned {
+        plan,
+        new_tasks,
+        summary: "s".into(),
+    };
+    let mut all_done = replan_of_add();
+    for task in 0..all_done.tasks.len() {
+        for step in 0..all_done.tasks[task].tdd_steps.len() {
+            all_done.complete_step(StepId::new(task, step));
+        }
+    }
+    let mut retitled = replan_of_add();
+    retitled.pr_title = "feat: Subtract".into();
+    let mut one_task = replan_of_add();
+    one_task.tasks.pop();
+    let old = plan_done(1);
+    for (name, event, says) in [
+        (
+            "every task DONE",
+            replan(all_done, 2),
+            "is a new task: it and all its steps must be TODO",
+        ),
+        (
+            "another PR's title",
+            replan(retitled, 2),
+            "prTitle: must stay \"feat: Add numbers\"",
+        ),
+        (
+            "one task in the replaced one's place",
+            replan(one_task, 1),
+            "at least two new tasks",
+        ),
+        (
+            "the count of new tasks misstated",
+            replan(replan_of_add(), 5),
+            "not 5",
+        ),
+    ] {
+        let refused = transition(&replanning(), Some(&old), event)
+            .expect_err(name)
+            .message;
+        assert!(refused.contains(says), "{name}: {refused}");
+    }
+    assert_eq!(
+        transition(&replanning(), None, replan(replan_of_add(), 2))
+            .expect_err("no plan to compare with")
+            .message,
+        "no PR plan is active in state REPLANNING"
+    );
+    assert!(transition(&replanning(), Some(&old), replan(replan_of_add(), 2)).is_ok());
+}
+
 #[test]
 fn what_the_escape_events_leave_in_the_state() {
     let t = transition(
@@ -851,9 +925,9 @@ fn what_the_escape_events_leave_in_the_state() {
     );
     let t = transition(
         &replanning(),
-        None,
+        Some(&plan_done(1)),
         Event::Replanned {
-            plan: plan(),
+            plan: replan_of_add(),
             new_tasks: 2,
             summary: "s".into(),
         },
@@ -863,7 +937,7 @@ fn what_the_escape_events_leave_in_the_state() {
         (t.state.replan_context(), t.state.last_error()),
         (None, None)
     );
-    assert_eq!(t.plan, PlanChange::Replace(plan()));
+    assert_eq!(t.plan, PlanChange::Replace(replan_of_add()));
 
     let t = transition(
         &debugging(10),
