@@ -34,6 +34,25 @@ pub fn numbered(base: &str, n: usize) -> String {
     }
 }
 
+/// True when `name` has the shape of a name [`sanitize`] and [`numbered`] make (ASCII
+/// letters, digits and `._/-`; no part starting with `-` or `.`, no `..` or `//`, no end in
+/// `/`, `.` or `.lock`): what a recorded plan acceptance may name as its branch. A chain written
+/// by hand could otherwise record a name git reads as an option (`--orphan=x`) or as a path
+/// out of `refs/heads/`, for every clone that later runs git with it.
+pub fn could_be_made(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c))
+        && name
+            .split('/')
+            .all(|part| !part.is_empty() && !part.starts_with(['-', '.']))
+        && !name.contains("..")
+        && !name.ends_with(['.', '/'])
+        && !name.ends_with(".lock")
+}
+
 /// A PR branch that another workflow of this repository records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BranchHolder {
@@ -170,6 +189,53 @@ fn slug(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Every name `sanitize` and `numbered` make has the shape; names git would read as an
+    /// option, a path out of `refs/heads/` or no branch at all do not.
+    #[test]
+    fn the_names_sanitize_makes_could_be_made_and_hostile_ones_could_not() {
+        for title in [
+            "feat: Implement New Feature",
+            "fix(core)!: a bug",
+            "Add numbers",
+            "x",
+            "chore: ünïcode only ✓",
+            &"long ".repeat(40),
+        ] {
+            let base = sanitize(title).expect(title);
+            for name in [
+                numbered(&base, 1),
+                numbered(&base, 1000),
+                base.replace('/', "-"),
+            ] {
+                assert!(could_be_made(&name), "{title:?} -> {name:?}");
+            }
+        }
+        for hostile in [
+            "",
+            "-f",
+            "--orphan=x",
+            "feat/-x",
+            ".hidden",
+            "feat/.x",
+            "a..b",
+            "a//b",
+            "a/",
+            "a.",
+            "a.lock",
+            "a b",
+            "a~1",
+            "a^",
+            "a:b",
+            "a\\b",
+            "a\nb",
+            "../../config",
+            "refs/../x",
+            &"a".repeat(256),
+        ] {
+            assert!(!could_be_made(hostile), "{hostile:?}");
+        }
+    }
     use super::*;
     use pretty_assertions::assert_eq;
 

@@ -124,6 +124,11 @@ fn plan_submitted(
             state.status()
         )));
     }
+    if !super::branch_name::could_be_made(&branch) {
+        return Err(Refusal::Said(format!(
+            "the PR branch {branch:?} is no name a PR title makes"
+        )));
+    }
     // What the agent claims done is no record (docs/integrity.md): every step starts TODO.
     plan.reset_progress();
     let body = format!(

@@ -844,6 +844,29 @@ fn escalate_is_open_wherever_an_agent_can_be_stuck() {
     );
 }
 
+/// A recorded plan acceptance names a branch a PR title could make: one git would read as an
+/// option or a path out of `refs/heads/` (a chain written by hand) is refused.
+#[test]
+fn a_plan_acceptance_naming_a_branch_no_title_makes_is_refused() {
+    for branch in ["--orphan=x", "-f", "../../config", "a..b", "feat/.x", ""] {
+        let refused = transition(
+            &state(Initializing),
+            None,
+            Event::PlanSubmitted {
+                plan: plan(),
+                branch: branch.into(),
+                summary: "s".into(),
+            },
+        )
+        .expect_err(branch)
+        .message;
+        assert_eq!(
+            refused,
+            format!("the PR branch {branch:?} is no name a PR title makes")
+        );
+    }
+}
+
 /// A recorded re-plan is held to the re-plan rules by the transition itself, which an audit
 /// replays: a chain written by hand cannot record a re-plan that marks its tasks DONE, takes
 /// another PR's title or drops the replaced task's place, and the plan it replaces must be
