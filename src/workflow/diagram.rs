@@ -14,6 +14,10 @@ const PLAN: &str = r#"{"masterPlanPath": "m", "prTitle": "feat: x", "summary": "
     {"type": "RED", "description": "r", "status": "TODO"},
     {"type": "GREEN", "description": "g", "status": "TODO"}]}]}"#;
 
+/// A tree and a commit id, full as git prints them: what every recorded id is.
+const TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+const COMMIT: &str = "c0ffee0000000000000000000000000000000000";
+
 /// A re-plan of [`PLAN`] that keeps the re-plan rules: its task, "t", replaced by two.
 fn replan() -> Plan {
     let mut plan = plan(0);
@@ -84,7 +88,7 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
                 }],
             },
             failure: (!passed).then(|| ("g".to_string(), String::new())),
-            verified_tree: passed.then(|| "t".to_string()),
+            verified_tree: passed.then(|| TREE.to_string()),
             key: None,
             changed: Vec::new(),
             protected: Vec::new(),
@@ -253,9 +257,9 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             }),
             Some(plan(2)),
             Event::CheckpointRecorded {
-                commit: "c".into(),
+                commit: COMMIT.into(),
                 subject: "s".into(),
-                tree: "t".into(),
+                tree: TREE.into(),
             },
         ),
         (
@@ -434,7 +438,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             at(AwaitingFinalization),
             Some(plan(2)),
             Event::Squashed {
-                commit: "c".into(),
+                commit: COMMIT.into(),
                 plans: Vec::new(),
             },
         ),
@@ -451,7 +455,9 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             "submit-work: master plan verified",
             merge(at(FinalizeComplete)),
             Some(plan(2)),
-            Event::MasterPlanUpdated { commit: "c".into() },
+            Event::MasterPlanUpdated {
+                commit: COMMIT.into(),
+            },
         ),
         (
             "get-task",

@@ -197,3 +197,105 @@ fn audit_names_a_recorded_plan_the_state_before_it_does_not_give() {
     );
     assert_eq!(json, forged(&why));
 }
+
+/// A RED step marked DONE by a passing run, written into the chain by hand: the honest RED
+/// run of step 1.1 replaced by a commit that records an honest GREEN pass (another
+/// repository's, of step 1.2) as step 1.1's, its proof left out as an earlier release's run
+/// has none, with the state, progress and message that event makes. Nothing would pin a
+/// failing test for that task, so `attest` would run none again; the transition holds a
+/// recorded run to the plan's current step and its kind, and `audit` names it forged.
+#[test]
+fn audit_names_a_passing_run_recorded_for_a_red_step() {
+    use crate::attest::{swap_chain_tip, write_commit};
+    use serde_json::Value;
+    const HEADER: &str = "orchestrator-event ";
+    let state_at = |repo: &TestRepo, commit: &str| -> Value {
+        serde_json::from_str(&repo.git(&["show", &format!("{commit}:state.json")]))
+            .expect("state.json is JSON")
+    };
+    // The template: an honest GREEN pass, and the state before and after it.
+    let green = TestRepo::at_green_step();
+    let before_green = green.tip().unwrap();
+    green.submit_test(RED, None).expect(0);
+    let passed = green.tip().unwrap();
+    let commit_text = green.git(&["cat-file", "commit", &passed]);
+    let line = commit_text
+        .lines()
+        .find(|l| l.starts_with(HEADER))
+        .expect("the commit records its event");
+    let mut event: Value = serde_json::from_str(&line[HEADER.len()..]).expect("the event's JSON");
+    assert_eq!(
+        (&event["step"], &event["kind"]),
+        (&"1.2".into(), &"GREEN".into())
+    );
+    event["step"] = "1.1".into();
+    event.as_object_mut().unwrap().remove("proof");
+    let (green_before, green_after) = (state_at(&green, &before_green), state_at(&green, &passed));
+
+    let repo = TestRepo::at_first_step();
+    let at_red = repo.tip().unwrap();
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    repo.run(&["audit"]).expect(0);
+    let honest = repo.tip().unwrap();
+    // The state the forged event makes from the one at step 1.1: what the GREEN pass changed,
+    // said of step 1.1; step 1.1 DONE in the progress.
+    let mut state = state_at(&repo, &at_red);
+    let keys: Vec<String> = green_before
+        .as_object()
+        .unwrap()
+        .keys()
+        .chain(green_after.as_object().unwrap().keys())
+        .filter(|k| *k != "plan_progress")
+        .cloned()
+        .collect();
+    for key in keys {
+        if green_before.get(&key) != green_after.get(&key) {
+            match green_after.get(&key) {
+                Some(value) => {
+                    let value = value.to_string().replace(r#""1.2""#, r#""1.1""#);
+                    state[&key] = serde_json::from_str(&value).unwrap();
+                }
+                None => {
+                    state.as_object_mut().unwrap().remove(&key);
+                }
+            }
+        }
+    }
+    state["plan_progress"]["done"] = serde_json::json!(["1.1"]);
+    let blob = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+    );
+    let tree = repo.git(&["rev-parse", &format!("{honest}^{{tree}}")]);
+    let spec: String = repo
+        .git(&["ls-tree", tree.trim()])
+        .lines()
+        .map(|l| match l.ends_with("\tstate.json") {
+            true => format!("100644 blob {}\tstate.json\n", blob.trim()),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let new_tree = repo.git_with_stdin(&["mktree"], spec.as_bytes());
+    let text = repo.git(&["cat-file", "commit", &honest]);
+    let honest_line = text.lines().find(|l| l.starts_with(HEADER)).unwrap();
+    let forged = text
+        .replacen(
+            &format!("tree {}", tree.trim()),
+            &format!("tree {}", new_tree.trim()),
+            1,
+        )
+        .replacen(honest_line, &format!("{HEADER}{event}"), 1);
+    swap_chain_tip(&repo, &honest, &write_commit(&repo, &forged));
+    let out = repo.run(&["audit"]);
+    assert_eq!(
+        (out.code, redact_ids(&out.stdout)),
+        (
+            1,
+            "FORGED: workflow main, commit <id>: its recorded event is refused in state \
+             EXECUTING_TDD: the run records step 1.1 as a GREEN step; the plan's step 1.1 is a \
+             RED step\n\
+             audit of workflow main: 2 transitions replayed: FORGED\n"
+                .to_string()
+        )
+    );
+}

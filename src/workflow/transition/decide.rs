@@ -450,11 +450,18 @@ fn current_step(
     })
 }
 
-/// True when `transition` needs the full plan for `event`: to append a review task to it, or
-/// to hold a re-plan to the plan it replaces. Every other event is decided from the state and the event alone, so the engine can skip
-/// parsing a large `pr.json`.
+/// True when `transition` needs the full plan for `event`: to append a review task to it,
+/// to hold a re-plan to the plan it replaces, or to hold a test run to the plan's current
+/// step. Every other event is decided from the state and the event alone, so the engine can
+/// skip parsing a large `pr.json`.
 pub fn needs_full_plan(event: &Event) -> bool {
     match event {
+        // Held to the step it is of: the plan's current step, its kind and expectation.
+        Event::TestRan(_) => true,
+        // Held to the plan's current step and its task.
+        Event::ScopeReduced { .. } => true,
+        // Held to the plan it reviews: every step DONE.
+        Event::ReviewStarted { .. } => true,
         Event::ReviewCompleted { record, .. } => !record.blocking().is_empty(),
         Event::Rejected { .. } => true,
         // Held to the re-plan rules, which compare it with the plan it replaces.

@@ -12,14 +12,14 @@ mod tdd;
 pub use super::rejection::{Rejection, RejectionKind};
 pub use decide::*;
 pub use event::*;
-use next::{Next, Refusal, before_branch, with_phase};
+use next::{Next, Refusal, before_branch, object_id, with_phase};
 use tdd::{analysis_decided, checkpoint_recorded, preflight_passed, test_ran};
 
 use crate::workflow::Human;
 use crate::workflow::plan::{Plan, StepId};
 use crate::workflow::review::{Finding, Priority, ReviewRecord, feedback_task};
 use crate::workflow::state::Verdict;
-use crate::workflow::state::{Attempts, Pending, State, Status};
+use crate::workflow::state::{Attempts, Pending, State, Status, TddPending};
 use crate::workflow::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PrStage, ReplanContext};
 use crate::workflow::state::{Idle, ReviewStage, ReviewSummary};
 
@@ -45,7 +45,7 @@ pub fn transition(
         Event::BranchReady { base, pin } => branch_ready(state, base, pin),
         Event::Repinned { pin } => repinned(state, pin),
         Event::BranchBlocked { reason } => branch_blocked(state, reason),
-        Event::TestRan(run) => test_ran(state, *run),
+        Event::TestRan(run) => test_ran(state, plan, *run),
         Event::AnalysisDecided { decision, summary } => analysis_decided(state, decision, &summary),
         Event::CheckpointRecorded {
             commit,
@@ -57,7 +57,7 @@ pub fn transition(
             step,
             original_task,
             untracked,
-        } => scope_reduced(state, step, original_task, untracked),
+        } => scope_reduced(state, plan, step, original_task, untracked),
         Event::Replanned {
             plan: new,
             new_tasks,
@@ -73,7 +73,7 @@ pub fn transition(
             },
             "the human's guidance was shown to the agent".into(),
         )),
-        Event::ReviewStarted { max_rounds } => review_started(state, max_rounds),
+        Event::ReviewStarted { max_rounds } => review_started(state, plan, max_rounds),
         Event::ReviewCompleted { record, human } => review_completed(state, plan, record, human),
         Event::ReviewFailed { error } => review_failed(state, error),
         Event::Approved => approved(state),
@@ -227,8 +227,15 @@ fn branch_blocked(state: &State, reason: String) -> Result<Next, Refusal> {
     Ok(Next::new(with_phase(state, phase), reason))
 }
 
+/// A scope reduction of the step that keeps failing: the plan's current step, and its task
+/// by name, as `request-scope-reduction` records them. Held here too because an audit
+/// replays the transition, not the command: a chain written by hand could otherwise name an
+/// earlier step, and the RED tests pinned from that task on would be dropped from the PR's
+/// record (src/engine/pr_record.rs) while the re-plan keeps their tasks DONE, leaving
+/// `attest` none of them to run again.
 fn scope_reduced(
     state: &State,
+    plan: Option<&Plan>,
     step: StepId,
     original_task: String,
     untracked: Vec<String>,
@@ -240,6 +247,23 @@ fn scope_reduced(
     else {
         return Err(Refusal::WrongState);
     };
+    let plan = plan.ok_or(Refusal::NoPlan)?;
+    let current = plan.current_step();
+    if current != Some(step) {
+        return Err(Refusal::Said(format!(
+            "a scope reduction of step {step} is no scope reduction to record: {}",
+            match current {
+                Some(current) => format!("the current step is {current}"),
+                None => "every step of the plan is DONE".to_string(),
+            }
+        )));
+    }
+    let task = plan.task(step).map(|t| t.name.as_str()).unwrap_or_default();
+    if task != original_task {
+        return Err(Refusal::Said(format!(
+            "the scope reduction names task {original_task:?}, but step {step} is of task {task:?}"
+        )));
+    }
     let body = format!(
         "scope reduction after {} failed attempts: the working tree was reset to HEAD; task \"{original_task}\" \
          is to be re-planned",
@@ -463,14 +487,36 @@ fn resumed(state: &State, guidance: Option<String>) -> Result<Next, Refusal> {
     Ok(Next::new(next, body).effects(vec![Effect::DropEscalation]))
 }
 
-fn review_started(state: &State, max_rounds: u32) -> Result<Next, Refusal> {
+/// The review starts where `get-task` starts it: every step of the plan DONE, nothing owed.
+/// Held here too because an audit replays the transition, not the command: a chain written
+/// by hand could otherwise start the review, and so reach the squash, with steps never run
+/// (a RED step among them, which would then pin no test for `attest` to run again).
+fn review_started(state: &State, plan: Option<&Plan>, max_rounds: u32) -> Result<Next, Refusal> {
     let Phase::Pr {
         pr,
-        stage: PrStage::ExecutingTdd { .. },
+        stage: PrStage::ExecutingTdd { pending },
     } = &state.phase
     else {
         return Err(Refusal::WrongState);
     };
+    if let Some(owed) = pending {
+        let step = match owed {
+            TddPending::Analysis(analysis) => analysis.step,
+            TddPending::Checkpoint { step, .. } => *step,
+        };
+        return Err(Refusal::Said(format!(
+            "the review starts when nothing is owed; step {step} waits for its {}",
+            match owed {
+                TddPending::Analysis(_) => "analysis",
+                TddPending::Checkpoint { .. } => "checkpoint",
+            }
+        )));
+    }
+    if let Some(step) = plan.ok_or(Refusal::NoPlan)?.current_step() {
+        return Err(Refusal::Said(format!(
+            "the review starts when every step is DONE; step {step} is not"
+        )));
+    }
     let blocked = pr.review.blocked_rounds;
     let (stage, body) = if blocked >= max_rounds {
         let reason = format!(
@@ -690,6 +736,7 @@ fn squashed(state: &State, commit: String) -> Result<Next, Refusal> {
     else {
         return Err(Refusal::WrongState);
     };
+    object_id("squashed commit", &commit)?;
     let body = format!("squashed into {commit}");
     let phase = Phase::Pr {
         pr: pr.clone(),
@@ -716,6 +763,7 @@ fn master_plan_updated(state: &State, commit: String) -> Result<Next, Refusal> {
     else {
         return Err(Refusal::WrongState);
     };
+    object_id("master-plan commit", &commit)?;
     let body = format!("the master plan marks the PR done, in {commit}");
     let phase = Phase::Pr {
         pr: pr.clone(),

@@ -69,6 +69,23 @@ impl Refusal {
     }
 }
 
+/// Refuses `id` unless it is a full object id, 40 (SHA-1) or 64 (SHA-256) lowercase hex
+/// digits: what git prints, and every id a release recorded for `what`. The state keeps it,
+/// and later commands, on this clone or another that replays the chain, hand it to git (a
+/// diff against the verified tree, the merge's ancestry checks): a chain written by hand could
+/// otherwise record one git reads as an option (`--output=FILE`) or a revision expression.
+pub(super) fn object_id(what: &str, id: &str) -> Result<(), Refusal> {
+    let full =
+        matches!(id.len(), 40 | 64) && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if full {
+        Ok(())
+    } else {
+        Err(Refusal::Said(format!(
+            "the {what} {id:?} is no full object id"
+        )))
+    }
+}
+
 pub(super) fn with_phase(state: &State, phase: Phase) -> State {
     State {
         phase,

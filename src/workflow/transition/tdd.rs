@@ -2,6 +2,7 @@
 //! a preflight passed; failures counted as debugging attempts.
 
 use crate::workflow::debugging::same_failure;
+use crate::workflow::plan::Plan;
 use crate::workflow::state::{Attempts, LastRun, State};
 use crate::workflow::state::{Phase, Pr, PrStage, PreflightCache};
 use crate::workflow::state::{RedAnalysis, RedOutcome, RedTest};
@@ -10,7 +11,7 @@ use crate::workflow::{Decision, Expectation};
 
 use super::decide::*;
 use super::event::*;
-use super::next::{Next, Refusal, with_phase};
+use super::next::{Next, Refusal, object_id, with_phase};
 
 /// The TDD loop's data, whichever of its two phases the workflow is in.
 pub(super) struct Tdd {
@@ -332,8 +333,16 @@ fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
     )
 }
 
-pub(super) fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
+pub(super) fn test_ran(state: &State, plan: Option<&Plan>, run: TestRun) -> Result<Next, Refusal> {
     let tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
+    run_fits(&tdd, plan.ok_or(Refusal::NoPlan)?, &run)?;
+    if let Some(tree) = run
+        .preflight
+        .as_ref()
+        .and_then(|p| p.verified_tree.as_ref())
+    {
+        object_id("verified tree", tree)?;
+    }
     let step = run.step;
     let mut last_run = LastRun {
         step,
@@ -353,6 +362,63 @@ pub(super) fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
         .plan(plan)
         .step(step)
         .effects(vec![Effect::SaveOutput(output), Effect::Reply(verdict)]))
+}
+
+/// Why `run` is no run `submit-work` records in this state of `plan`: what `check_test`
+/// (decide.rs) holds a submit to before it runs anything. The transition holds a recorded run
+/// to it again because `audit`, `sync` and the server hook replay the transition, not the
+/// command: a chain written by hand could otherwise record a passing run of a RED step (its
+/// kind said GREEN, or its expectation PASS), and so mark the step DONE with no failing test
+/// pinned for `attest` to run again; or a run of a step that is not the current one. Every
+/// run a release recorded meets it: the command always took the step, its kind and the
+/// expectation from the plan's current step, and refused while an analysis or a checkpoint
+/// was owed.
+fn run_fits(tdd: &Tdd, plan: &Plan, run: &TestRun) -> Result<(), Refusal> {
+    let owed = match &tdd.pending {
+        Some(TddPending::Analysis(analysis)) => {
+            Some(format!("step {} waits for its analysis", analysis.step))
+        }
+        Some(TddPending::Checkpoint { step, .. }) => {
+            Some(format!("step {step} waits for its checkpoint"))
+        }
+        None => None,
+    };
+    if let Some(owed) = owed {
+        return Err(Refusal::Said(format!(
+            "a test run of step {} is no run to record now: {owed}",
+            run.step
+        )));
+    }
+    let Some((current, kind)) = plan
+        .current_step()
+        .and_then(|id| plan.step(id).map(|s| (id, s.kind)))
+    else {
+        return Err(Refusal::Said(format!(
+            "a test run of step {} is no run to record: every step of the plan is DONE",
+            run.step
+        )));
+    };
+    if run.step != current {
+        return Err(Refusal::Said(format!(
+            "a test run of step {} is no run to record: the current step is {current}",
+            run.step
+        )));
+    }
+    if run.kind != kind {
+        return Err(Refusal::Said(format!(
+            "the run records step {current} as a {} step; the plan's step {current} is a {kind} step",
+            run.kind
+        )));
+    }
+    let wanted = Expectation::for_step(kind);
+    if run.expectation != wanted {
+        return Err(Refusal::Said(format!(
+            "step {current} is a {kind} step, so its test is expected to {}; the run expected {}",
+            wanted.as_str(),
+            run.expectation.as_str()
+        )));
+    }
+    Ok(())
 }
 
 /// A RED run that failed, but as no test fails: a debugging attempt, saying why.
@@ -574,6 +640,8 @@ pub(super) fn checkpoint_recorded(
         }
         | Phase::Halted { .. } => return Err(Refusal::WrongState),
     };
+    object_id("checkpoint commit", &commit)?;
+    object_id("checkpoint's tree", &tree)?;
     pr.verified_tree = Some(tree);
     pr.last_checkpoint = Some(commit.clone());
     let body = match step {

@@ -27,6 +27,10 @@ const PLAN: &str = r#"{
         {"type": "REFACTOR", "description": "tidy add", "status": "TODO"}]}
     ]}"#;
 
+/// A tree and a commit id, full as git prints them: what every recorded id is.
+const TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+const COMMIT: &str = "c0ffee0000000000000000000000000000000000";
+
 fn plan() -> Plan {
     parse_plan(PLAN.as_bytes()).unwrap()
 }
@@ -156,7 +160,7 @@ fn a_red_rerun_that_fails_or_ran_nothing_fails_the_green_step() {
             hooks: Vec::new(),
             not_run: not_run.map(str::to_string),
         });
-        let t = transition(&at_green, Some(&plan()), Event::TestRan(run)).unwrap();
+        let t = transition(&at_green, Some(&plan_done(1)), Event::TestRan(run)).unwrap();
         (
             t.state.status(),
             t.summary.lines().next().unwrap_or_default().to_string(),
@@ -236,7 +240,7 @@ fn gates(passed: bool) -> PreflightOutcome {
             }],
         },
         failure: (!passed).then(|| ("tests".to_string(), "gate broke".to_string())),
-        verified_tree: passed.then(|| "tree-oid".to_string()),
+        verified_tree: passed.then(|| TREE.to_string()),
         key: passed.then(|| "key".to_string()),
         changed: Vec::new(),
         protected: Vec::new(),
@@ -399,7 +403,7 @@ fn transition_table() {
          expect(Debugging, 3, Some("assertion failed: add missing"), None, Some(0), vec![Reply(Verdict::Failure)])),
         ("checkpoint recorded clears what was owed",
          with_pending(state(ExecutingTdd), checkpoint_pending(s12)), Some(plan_done(2)),
-         Event::CheckpointRecorded { commit: "abc".into(), subject: "checkpoint: 1.2".into(), tree: "t".into(), },
+         Event::CheckpointRecorded { commit: COMMIT.into(), subject: "checkpoint: 1.2".into(), tree: TREE.into(), },
          expect(ExecutingTdd, 0, None, None, Some(2), vec![])),
     ];
     for (name, before, plan, event, expected) in table {
@@ -438,19 +442,19 @@ fn checkpoint_records_the_commit_and_keeps_the_verified_tree_until_then() {
         &t.state,
         Some(&plan_done(2)),
         Event::CheckpointRecorded {
-            commit: "c0ffee".into(),
+            commit: COMMIT.into(),
             subject: "checkpoint: 1.2".into(),
-            tree: "tree-oid".into(),
+            tree: TREE.into(),
         },
     )
     .unwrap();
     assert_eq!(
         t2.state.pr().and_then(|pr| pr.last_checkpoint.as_deref()),
-        Some("c0ffee")
+        Some(COMMIT)
     );
     assert_eq!(t2.state.pending(), None);
     let cache = PreflightCache {
-        tree: "tree-oid".into(),
+        tree: TREE.into(),
         key: "key".into(),
         gates: gates(true).record.gates,
     };
@@ -478,7 +482,7 @@ fn checkpoint_records_the_commit_and_keeps_the_verified_tree_until_then() {
     );
     assert_eq!(
         t3.state.pr().and_then(|pr| pr.verified_tree.as_deref()),
-        Some("tree-oid"),
+        Some(TREE),
         "only a recorded checkpoint moves the tree the squash is held to"
     );
 }
@@ -925,11 +929,207 @@ fn a_replan_that_breaks_the_replan_rules_is_refused_by_the_transition() {
     assert!(transition(&replanning(), Some(&old), replan(replan_of_add(), 2)).is_ok());
 }
 
+/// A recorded test run is held to the step `submit-work` runs a test for: the plan's current
+/// step, its kind, the expectation that kind takes, with nothing owed first. A chain written
+/// by hand cannot record a passing run of a RED step (its kind said GREEN, or its expectation
+/// PASS), which would mark the step DONE with no failing test pinned, nor a run of another
+/// step than the current one.
+#[test]
+fn a_test_run_that_is_not_of_the_plans_current_step_as_it_stands_is_refused() {
+    let (s11, s12, s13) = (StepId::new(0, 0), StepId::new(0, 1), StepId::new(0, 2));
+    let as_green = |mut event: Event| {
+        if let Event::TestRan(run) = &mut event {
+            run.kind = StepType::Green;
+        }
+        event
+    };
+    let executing = state(ExecutingTdd);
+    #[rustfmt::skip]
+    let cases: Vec<(&str, State, Option<Plan>, Event, &str)> = vec![
+        ("a RED step's passing run recorded as GREEN",
+         executing.clone(), Some(plan()), as_green(run(s11, Pass, 0, Some(gates(true)))),
+         "the run records step 1.1 as a GREEN step; the plan's step 1.1 is a RED step"),
+        ("a RED step's run expecting PASS",
+         executing.clone(), Some(plan()), run(s11, Pass, 0, Some(gates(true))),
+         "step 1.1 is a RED step, so its test is expected to FAIL; the run expected PASS"),
+        ("a GREEN step's run expecting FAIL",
+         executing.clone(), Some(plan_done(1)), run(s12, Fail, 1, None),
+         "step 1.2 is a GREEN step, so its test is expected to PASS; the run expected FAIL"),
+        ("a step after the current one",
+         executing.clone(), Some(plan()), run(s12, Pass, 0, Some(gates(true))),
+         "a test run of step 1.2 is no run to record: the current step is 1.1"),
+        ("a step DONE already",
+         debugging(1), Some(plan_done(1)), run(s11, Fail, 1, None),
+         "a test run of step 1.1 is no run to record: the current step is 1.2"),
+        ("every step DONE",
+         executing.clone(), Some(plan_done(3)), run(s13, Pass, 0, Some(gates(true))),
+         "a test run of step 1.3 is no run to record: every step of the plan is DONE"),
+        ("an analysis owed",
+         with_pending(executing.clone(), analysis_pending(s11)), Some(plan()), run(s11, Fail, 1, None),
+         "a test run of step 1.1 is no run to record now: step 1.1 waits for its analysis"),
+        ("a checkpoint owed",
+         with_pending(executing.clone(), checkpoint_pending(s12)), Some(plan_done(2)),
+         run(s13, Pass, 0, Some(gates(true))),
+         "a test run of step 1.3 is no run to record now: step 1.2 waits for its checkpoint"),
+        ("no plan to hold it to",
+         executing.clone(), None, run(s11, Fail, 1, None),
+         "no PR plan is active in state EXECUTING_TDD"),
+    ];
+    for (name, before, plan, event, says) in cases {
+        assert!(needs_full_plan(&event), "{name}");
+        let refused = transition(&before, plan.as_ref(), event)
+            .expect_err(name)
+            .message;
+        assert_eq!(refused, says, "{name}");
+    }
+    // The runs `submit-work` records for those steps are taken.
+    for (before, plan, event) in [
+        (executing.clone(), plan(), run(s11, Fail, 1, None)),
+        (
+            executing.clone(),
+            plan_done(1),
+            run(s12, Pass, 0, Some(gates(true))),
+        ),
+        (debugging(1), plan_done(2), run(s13, Pass, 1, None)),
+    ] {
+        assert!(transition(&before, Some(&plan), event).is_ok());
+    }
+}
+
+/// The ids a recorded event hands on to git (the verified tree a squash is diffed against,
+/// the commits the merge checks the ancestry of) are full object ids, as git prints them: a
+/// chain written by hand cannot record one git would read as an option or a revision
+/// expression.
+#[test]
+fn an_id_that_is_no_full_object_id_is_refused() {
+    let s12 = StepId::new(0, 1);
+    let owed = with_pending(state(ExecutingTdd), checkpoint_pending(s12));
+    let checkpoint = |commit: &str, tree: &str| Event::CheckpointRecorded {
+        commit: commit.into(),
+        subject: "checkpoint: 1.2".into(),
+        tree: tree.into(),
+    };
+    let passing_with = |tree: &str| {
+        let mut pre = gates(true);
+        pre.verified_tree = Some(tree.into());
+        run(s12, Pass, 0, Some(pre))
+    };
+    let sha256 = "a".repeat(64);
+    #[rustfmt::skip]
+    let cases: Vec<(State, Plan, Event, &str)> = vec![
+        (owed.clone(), plan_done(2), checkpoint("--output=/tmp/x", TREE),
+         "the checkpoint commit \"--output=/tmp/x\" is no full object id"),
+        (owed.clone(), plan_done(2), checkpoint(COMMIT, "HEAD~1"),
+         "the checkpoint's tree \"HEAD~1\" is no full object id"),
+        (owed.clone(), plan_done(2), checkpoint(&COMMIT[..12], TREE),
+         "the checkpoint commit \"c0ffee000000\" is no full object id"),
+        (owed.clone(), plan_done(2), checkpoint(&COMMIT.to_uppercase(), TREE),
+         "the checkpoint commit \"C0FFEE0000000000000000000000000000000000\" is no full object id"),
+        (state(ExecutingTdd), plan_done(1), passing_with("--output=x"),
+         "the verified tree \"--output=x\" is no full object id"),
+        (state(AwaitingFinalization), plan_done(3), Event::Squashed { commit: "--all".into(), plans: Vec::new() },
+         "the squashed commit \"--all\" is no full object id"),
+        (state(FinalizeComplete), plan_done(3), Event::MasterPlanUpdated { commit: "main".into() },
+         "the master-plan commit \"main\" is no full object id"),
+    ];
+    for (before, plan, event, says) in cases {
+        let refused = transition(&before, Some(&plan), event)
+            .expect_err(says)
+            .message;
+        assert_eq!(refused, says);
+    }
+    // SHA-1 and SHA-256 ids both are ids.
+    for (before, plan, event) in [
+        (owed.clone(), plan_done(2), checkpoint(COMMIT, &sha256)),
+        (state(ExecutingTdd), plan_done(1), passing_with(&sha256)),
+        (
+            state(AwaitingFinalization),
+            plan_done(3),
+            Event::Squashed {
+                commit: sha256.clone(),
+                plans: Vec::new(),
+            },
+        ),
+        (
+            state(FinalizeComplete),
+            plan_done(3),
+            Event::MasterPlanUpdated {
+                commit: COMMIT.into(),
+            },
+        ),
+    ] {
+        assert!(transition(&before, Some(&plan), event).is_ok());
+    }
+}
+
+/// The review starts where `get-task` starts it, every step DONE and nothing owed: a chain
+/// written by hand cannot start it, and so reach the squash, with steps never run.
+#[test]
+fn a_review_started_before_every_step_is_done_is_refused() {
+    let start = Event::ReviewStarted { max_rounds: 3 };
+    assert!(needs_full_plan(&start));
+    #[rustfmt::skip]
+    let cases: Vec<(State, Option<Plan>, &str)> = vec![
+        (state(ExecutingTdd), Some(plan()),
+         "the review starts when every step is DONE; step 1.1 is not"),
+        (state(ExecutingTdd), Some(plan_done(2)),
+         "the review starts when every step is DONE; step 1.3 is not"),
+        (with_pending(state(ExecutingTdd), checkpoint_pending(StepId::new(0, 2))), Some(plan_done(3)),
+         "the review starts when nothing is owed; step 1.3 waits for its checkpoint"),
+        (state(ExecutingTdd), None, "no PR plan is active in state EXECUTING_TDD"),
+    ];
+    for (before, plan, says) in cases {
+        let refused = transition(&before, plan.as_ref(), start.clone())
+            .expect_err(says)
+            .message;
+        assert_eq!(refused, says);
+    }
+    assert!(transition(&state(ExecutingTdd), Some(&plan_done(3)), start).is_ok());
+}
+
+/// A scope reduction is of the plan's current step and names its task, as
+/// `request-scope-reduction` records it: a chain written by hand cannot name an earlier step,
+/// which would drop the RED tests pinned from that task on from the PR's record while the
+/// re-plan keeps their tasks DONE.
+#[test]
+fn a_scope_reduction_of_another_step_or_task_is_refused() {
+    let reduce = |step: StepId, task: &str| Event::ScopeReduced {
+        step,
+        original_task: task.into(),
+        untracked: Vec::new(),
+    };
+    #[rustfmt::skip]
+    let cases: Vec<(Option<Plan>, Event, &str)> = vec![
+        (Some(plan_done(1)), reduce(StepId::new(0, 0), "add"),
+         "a scope reduction of step 1.1 is no scope reduction to record: the current step is 1.2"),
+        (Some(plan_done(3)), reduce(StepId::new(0, 2), "add"),
+         "a scope reduction of step 1.3 is no scope reduction to record: every step of the plan is DONE"),
+        (Some(plan_done(1)), reduce(StepId::new(0, 1), "sub"),
+         "the scope reduction names task \"sub\", but step 1.2 is of task \"add\""),
+        (None, reduce(StepId::new(0, 1), "add"), "no PR plan is active in state DEBUGGING"),
+    ];
+    for (plan, event, says) in cases {
+        assert!(needs_full_plan(&event), "{says}");
+        let refused = transition(&debugging(6), plan.as_ref(), event)
+            .expect_err(says)
+            .message;
+        assert_eq!(refused, says);
+    }
+    assert!(
+        transition(
+            &debugging(6),
+            Some(&plan_done(1)),
+            reduce(StepId::new(0, 1), "add")
+        )
+        .is_ok()
+    );
+}
+
 #[test]
 fn what_the_escape_events_leave_in_the_state() {
     let t = transition(
         &debugging(6),
-        None,
+        Some(&plan_done(1)),
         Event::ScopeReduced {
             step: StepId::new(0, 1),
             original_task: "add".into(),
@@ -1019,7 +1219,7 @@ fn identical_failures_are_counted() {
         if let Event::TestRan(r) = &mut run {
             r.output_tail = output.into();
         }
-        transition(before, None, run).unwrap().state
+        transition(before, Some(&plan_done(1)), run).unwrap().state
     };
     let first = fail(&state(ExecutingTdd), "assert failed in 0.51s");
     assert_eq!(first.identical_failures(), 0);
@@ -1221,8 +1421,8 @@ fn review_finalize_merge_transitions() {
         ("approved", approval_pending(), Event::Approved, AwaitingFinalization, None, 1),
         ("rejected: the comment is a task", approval_pending(),
          Event::Rejected { comment: "rename it".into(), by: None }, ExecutingTdd, None, 2),
-        ("squashed", state(AwaitingFinalization), Event::Squashed { commit: "c1".into(), plans: Vec::new() }, FinalizeComplete, None, 1),
-        ("master plan updated", state(FinalizeComplete), Event::MasterPlanUpdated { commit: "c2".into() }, PlanUpdated, None, 1),
+        ("squashed", state(AwaitingFinalization), Event::Squashed { commit: COMMIT.into(), plans: Vec::new() }, FinalizeComplete, None, 1),
+        ("master plan updated", state(FinalizeComplete), Event::MasterPlanUpdated { commit: COMMIT.into() }, PlanUpdated, None, 1),
         ("merge starts", state(PlanUpdated), Event::MergeStarted, MergingBranch, None, 1),
         ("merged", state(MergingBranch), Event::Merged { branch: "feat/x".into(), main: None }, Initializing, None, 0),
         ("merged by a human after a conflict", conflicted, Event::Merged { branch: "feat/x".into(), main: None }, Initializing, None, 0),
@@ -1331,13 +1531,13 @@ fn what_review_and_merge_leave_behind() {
         &state(FinalizeComplete),
         None,
         Event::MasterPlanUpdated {
-            commit: "c2".into(),
+            commit: COMMIT.into(),
         },
     )
     .unwrap();
     assert_eq!(
         t.state.plan_commit(),
-        Some("c2"),
+        Some(COMMIT),
         "the merge checks the tip against it"
     );
 
