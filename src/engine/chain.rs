@@ -369,10 +369,18 @@ fn replay(
     {
         return Err(said(why));
     }
-    let plan = if workflow::needs_full_plan(&event) {
-        store
+    // Held to the plan where the command held it, and where the transition needs it.
+    let plan = if workflow::held_to_plan(&event) {
+        let plan = store
             .plan(before)
-            .map_err(|e| said(format!("the plan before it cannot be read: {e}")))?
+            .map_err(|e| said(format!("the plan before it cannot be read: {e}")))?;
+        if plan.is_none() && !workflow::needs_full_plan(&event) {
+            return Err(said(format!(
+                "no plan before it to hold its {} to",
+                event.name()
+            )));
+        }
+        plan
     } else {
         None
     };

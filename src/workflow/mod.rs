@@ -55,8 +55,8 @@ pub use transition::{
     Accepted, CHECKPOINT_STATES, Effect, Event, GetTaskStep, OutputSource, OwedCheckpoint,
     PlanChange, PreflightOutcome, RedRerun, Rejection, RejectionKind, SubmitRequest, TestRun,
     Transition, already_recorded, check_approval, check_checkpoint, check_escalate, check_resume,
-    check_scope_reduction, check_submit, get_task_step, get_task_stops_after, needs_full_plan,
-    transition,
+    check_scope_reduction, check_submit, get_task_step, get_task_stops_after, held_to_plan,
+    needs_full_plan, transition,
 };
 
 /// How a human's answer (`resume`, `approve`, `reject`) was authorised (docs/integrity.md):

@@ -882,3 +882,66 @@ fn the_human_gate_lists_the_findings_that_did_not_block() {
     let json = repo.run(&["--json", "status"]).expect(0).json();
     assert_eq!(json["noted_findings"], serde_json::json!([]));
 }
+
+/// Every step skipped: the honest RED run at step 1.1 replaced by a commit that starts the
+/// review there, with the state, plan and message that event makes. It would reach the
+/// review, then the squash, with no step run and no RED test pinned for `attest` to run
+/// again; the transition starts the review only when every step is DONE, and `audit` names
+/// it forged.
+#[test]
+fn audit_names_a_review_started_with_steps_left() {
+    use crate::attest::{swap_chain_tip, write_commit};
+    const HEADER: &str = "orchestrator-event ";
+    let repo = TestRepo::at_first_step();
+    let at_first = repo.tip().unwrap();
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    repo.run(&["audit"]).expect(0);
+    let honest = repo.tip().unwrap();
+    let mut state: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{at_first}:state.json")])).unwrap();
+    assert_eq!(state["status"], "EXECUTING_TDD");
+    state["status"] = "CODE_REVIEW".into();
+    let blob = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+    );
+    let spec: String = repo
+        .git(&["ls-tree", &at_first])
+        .lines()
+        .map(|l| match l.ends_with("\tstate.json") {
+            true => format!("100644 blob {}\tstate.json\n", blob.trim()),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let tree = repo.git_with_stdin(&["mktree"], spec.as_bytes());
+    let raw = repo.git(&["cat-file", "commit", &honest]);
+    let (headers, _) = raw.split_once("\n\n").expect("a commit's headers");
+    let headers: Vec<String> = headers
+        .lines()
+        .map(|l| match l {
+            l if l.starts_with("tree ") => format!("tree {}", tree.trim()),
+            l if l.starts_with(HEADER) => {
+                format!(r#"{HEADER}{{"event":"review-started","max_rounds":3}}"#)
+            }
+            l => l.to_string(),
+        })
+        .collect();
+    let text = format!(
+        "{}\n\nreview-start: EXECUTING_TDD -> CODE_REVIEW\n\nevery step is DONE: code review \
+         round 1\n\nOrchestrator-Event: review-start\nOrchestrator-From: EXECUTING_TDD\n\
+         Orchestrator-To: CODE_REVIEW\n",
+        headers.join("\n")
+    );
+    swap_chain_tip(&repo, &honest, &write_commit(&repo, &text));
+    let out = repo.run(&["audit"]);
+    assert_eq!(
+        (out.code, crate::support::redact_ids(&out.stdout)),
+        (
+            1,
+            "FORGED: workflow main, commit <id>: its recorded event is refused in state \
+             EXECUTING_TDD: the review starts when every step is DONE; step 1.1 is not\n\
+             audit of workflow main: 2 transitions replayed: FORGED\n"
+                .to_string()
+        )
+    );
+}

@@ -450,14 +450,20 @@ fn current_step(
     })
 }
 
+/// True when a replay of a recorded `event` must hand `transition` the full plan though the
+/// command need not ([`needs_full_plan`]): a test run, held to the plan's current step and
+/// its kind. `submit-work` took both from the plan before it ran anything, and parses no
+/// `pr.json` again on the hot path; a chain written by hand took them from nowhere.
+pub fn held_to_plan(event: &Event) -> bool {
+    needs_full_plan(event) || matches!(event, Event::TestRan(_))
+}
+
 /// True when `transition` needs the full plan for `event`: to append a review task to it,
-/// to hold a re-plan to the plan it replaces, or to hold a test run to the plan's current
-/// step. Every other event is decided from the state and the event alone, so the engine can
-/// skip parsing a large `pr.json`.
+/// to hold a re-plan to the plan it replaces, a review start to every step DONE, or a scope
+/// reduction to the current step. Every other event is decided from the state and the event
+/// alone, so the engine can skip parsing a large `pr.json`.
 pub fn needs_full_plan(event: &Event) -> bool {
     match event {
-        // Held to the step it is of: the plan's current step, its kind and expectation.
-        Event::TestRan(_) => true,
         // Held to the plan's current step and its task.
         Event::ScopeReduced { .. } => true,
         // Held to the plan it reviews: every step DONE.

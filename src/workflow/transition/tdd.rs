@@ -335,7 +335,7 @@ fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
 
 pub(super) fn test_ran(state: &State, plan: Option<&Plan>, run: TestRun) -> Result<Next, Refusal> {
     let tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
-    run_fits(&tdd, plan.ok_or(Refusal::NoPlan)?, &run)?;
+    run_fits(&tdd, plan, &run)?;
     if let Some(tree) = run
         .preflight
         .as_ref()
@@ -364,16 +364,18 @@ pub(super) fn test_ran(state: &State, plan: Option<&Plan>, run: TestRun) -> Resu
         .effects(vec![Effect::SaveOutput(output), Effect::Reply(verdict)]))
 }
 
-/// Why `run` is no run `submit-work` records in this state of `plan`: what `check_test`
-/// (decide.rs) holds a submit to before it runs anything. The transition holds a recorded run
-/// to it again because `audit`, `sync` and the server hook replay the transition, not the
-/// command: a chain written by hand could otherwise record a passing run of a RED step (its
-/// kind said GREEN, or its expectation PASS), and so mark the step DONE with no failing test
-/// pinned for `attest` to run again; or a run of a step that is not the current one. Every
-/// run a release recorded meets it: the command always took the step, its kind and the
+/// Why `run` is no run `submit-work` records in this state: what `check_test` (decide.rs)
+/// holds a submit to before it runs anything. The transition holds a recorded run to it
+/// again because `audit`, `sync` and the server hook replay the transition, not the command:
+/// a chain written by hand could otherwise record a passing run of a RED step (its kind said
+/// GREEN, or its expectation PASS), and so mark the step DONE with no failing test pinned for
+/// `attest` to run again; or a run of a step that is not the current one. The step and its
+/// kind are held to `plan`, when given: the replay always gives it ([`held_to_plan`]); the
+/// command, which took them from the plan itself, does not parse it again on the hot path.
+/// Every run a release recorded meets it: the command always took the step, its kind and the
 /// expectation from the plan's current step, and refused while an analysis or a checkpoint
 /// was owed.
-fn run_fits(tdd: &Tdd, plan: &Plan, run: &TestRun) -> Result<(), Refusal> {
+fn run_fits(tdd: &Tdd, plan: Option<&Plan>, run: &TestRun) -> Result<(), Refusal> {
     let owed = match &tdd.pending {
         Some(TddPending::Analysis(analysis)) => {
             Some(format!("step {} waits for its analysis", analysis.step))
@@ -389,31 +391,36 @@ fn run_fits(tdd: &Tdd, plan: &Plan, run: &TestRun) -> Result<(), Refusal> {
             run.step
         )));
     }
-    let Some((current, kind)) = plan
-        .current_step()
-        .and_then(|id| plan.step(id).map(|s| (id, s.kind)))
-    else {
-        return Err(Refusal::Said(format!(
-            "a test run of step {} is no run to record: every step of the plan is DONE",
-            run.step
-        )));
-    };
-    if run.step != current {
-        return Err(Refusal::Said(format!(
-            "a test run of step {} is no run to record: the current step is {current}",
-            run.step
-        )));
+    if let Some(plan) = plan {
+        let Some((current, kind)) = plan
+            .current_step()
+            .and_then(|id| plan.step(id).map(|s| (id, s.kind)))
+        else {
+            return Err(Refusal::Said(format!(
+                "a test run of step {} is no run to record: every step of the plan is DONE",
+                run.step
+            )));
+        };
+        if run.step != current {
+            return Err(Refusal::Said(format!(
+                "a test run of step {} is no run to record: the current step is {current}",
+                run.step
+            )));
+        }
+        if run.kind != kind {
+            return Err(Refusal::Said(format!(
+                "the run records step {current} as a {} step; the plan's step {current} is a \
+                 {kind} step",
+                run.kind
+            )));
+        }
     }
-    if run.kind != kind {
-        return Err(Refusal::Said(format!(
-            "the run records step {current} as a {} step; the plan's step {current} is a {kind} step",
-            run.kind
-        )));
-    }
-    let wanted = Expectation::for_step(kind);
+    let wanted = Expectation::for_step(run.kind);
     if run.expectation != wanted {
         return Err(Refusal::Said(format!(
-            "step {current} is a {kind} step, so its test is expected to {}; the run expected {}",
+            "step {} is a {} step, so its test is expected to {}; the run expected {}",
+            run.step,
+            run.kind,
             wanted.as_str(),
             run.expectation.as_str()
         )));
