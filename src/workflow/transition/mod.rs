@@ -178,6 +178,12 @@ fn branch_ready(state: &State, base: Option<String>, pin: Option<Pin>) -> Result
     let Phase::CreatingBranch { branch, .. } = &state.phase else {
         return Err(Refusal::WrongState);
     };
+    if let Some(base) = &base {
+        object_id("PR branch's base", base)?;
+    }
+    if let Some(pin) = &pin {
+        pin_ids(pin)?;
+    }
     // The first pin is where this workflow starts to account for main.
     let main_tip = state
         .main_tip
@@ -199,7 +205,18 @@ fn branch_ready(state: &State, base: Option<String>, pin: Option<Pin>) -> Result
     ))
 }
 
+/// The pin's main commit and config blob are full object ids: the gates are read at the
+/// commit, and the protected paths diffed against it, by every clone that verifies the PR.
+fn pin_ids(pin: &Pin) -> Result<(), Refusal> {
+    object_id("pinned main commit", &pin.commit)?;
+    match &pin.config {
+        Some(config) => object_id("pinned configuration blob", config),
+        None => Ok(()),
+    }
+}
+
 fn repinned(state: &State, pin: Pin) -> Result<Next, Refusal> {
+    pin_ids(&pin)?;
     let mut next = state.clone();
     let short = crate::short_id(&pin.commit);
     // A human's repin accounts for main as it is now: what moved it since is theirs.
@@ -796,6 +813,9 @@ fn merge_started(state: &State) -> Result<Next, Refusal> {
 }
 
 fn merged(state: &State, branch: &str, main: Option<String>) -> Result<Next, Refusal> {
+    if let Some(main) = &main {
+        object_id("main commit after the merge", main)?;
+    }
     let after_conflict = match &state.phase {
         Phase::Pr {
             stage: PrStage::MergingBranch { .. },

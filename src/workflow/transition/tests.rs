@@ -62,6 +62,11 @@ fn state(status: Status) -> State {
 /// repin, and nothing else.
 #[test]
 fn main_tip_moves_with_the_first_pin_the_workflows_merge_and_a_repin() {
+    // main's commits, full ids as every recorded one is.
+    const M0: &str = "0000000000000000000000000000000000000000";
+    const M2: &str = "2222222222222222222222222222222222222222";
+    const M3: &str = "3333333333333333333333333333333333333333";
+    const M4: &str = "4444444444444444444444444444444444444444";
     let pin = |c: &str| Pin {
         commit: c.into(),
         config: None,
@@ -73,18 +78,18 @@ fn main_tip_moves_with_the_first_pin_the_workflows_merge_and_a_repin() {
         Some(&plan()),
         Event::BranchReady {
             base: None,
-            pin: Some(pin("m0")),
+            pin: Some(pin(M0)),
         },
     )
     .unwrap();
-    assert_eq!(tip(&t.state), Some("m0".into()), "the first pin");
+    assert_eq!(tip(&t.state), Some(M0.into()), "the first pin");
     let accounted = creating.edit(|w| w.main_tip = Some("m1".into()));
     let t = transition(
         &accounted,
         Some(&plan()),
         Event::BranchReady {
             base: None,
-            pin: Some(pin("m2")),
+            pin: Some(pin(M2)),
         },
     )
     .unwrap();
@@ -107,7 +112,7 @@ fn main_tip_moves_with_the_first_pin_the_workflows_merge_and_a_repin() {
         .unwrap()
         .state
     };
-    assert_eq!(tip(&merged(Some("m3"))), Some("m3".into()), "its own merge");
+    assert_eq!(tip(&merged(Some(M3))), Some(M3.into()), "its own merge");
     assert_eq!(
         tip(&merged(None)),
         Some("m1".into()),
@@ -118,10 +123,10 @@ fn main_tip_moves_with_the_first_pin_the_workflows_merge_and_a_repin() {
         let t = transition(
             &state(status).edit(|w| w.main_tip = Some("m1".into())),
             None,
-            Event::Repinned { pin: pin("m4") },
+            Event::Repinned { pin: pin(M4) },
         )
         .unwrap();
-        assert_eq!(tip(&t.state), Some("m4".into()), "{status:?}: a repin");
+        assert_eq!(tip(&t.state), Some(M4.into()), "{status:?}: a repin");
     }
 }
 
@@ -1000,7 +1005,8 @@ fn a_test_run_that_is_not_of_the_plans_current_step_as_it_stands_is_refused() {
 }
 
 /// The ids a recorded event hands on to git (the verified tree a squash is diffed against,
-/// the commits the merge checks the ancestry of) are full object ids, as git prints them: a
+/// the commits the merge checks the ancestry of, the pin the protected paths are diffed
+/// against) are full object ids, as git prints them: a
 /// chain written by hand cannot record one git would read as an option or a revision
 /// expression.
 #[test]
@@ -1034,6 +1040,17 @@ fn an_id_that_is_no_full_object_id_is_refused() {
          "the squashed commit \"--all\" is no full object id"),
         (state(FinalizeComplete), plan_done(3), Event::MasterPlanUpdated { commit: "main".into() },
          "the master-plan commit \"main\" is no full object id"),
+        (state(CreatingBranch), plan(), Event::BranchReady { base: Some("main".into()), pin: None },
+         "the PR branch's base \"main\" is no full object id"),
+        (state(CreatingBranch), plan(),
+         Event::BranchReady { base: None, pin: Some(Pin { commit: "--output=x".into(), config: None }) },
+         "the pinned main commit \"--output=x\" is no full object id"),
+        (state(ExecutingTdd), plan(),
+         Event::Repinned { pin: Pin { commit: COMMIT.into(), config: Some("HEAD:.orchestrate.toml".into()) } },
+         "the pinned configuration blob \"HEAD:.orchestrate.toml\" is no full object id"),
+        (state(MergingBranch), plan_done(3),
+         Event::Merged { branch: "feat/add-numbers".into(), main: Some("origin/main".into()) },
+         "the main commit after the merge \"origin/main\" is no full object id"),
     ];
     for (before, plan, event, says) in cases {
         let refused = transition(&before, Some(&plan), event)
@@ -1058,6 +1075,35 @@ fn an_id_that_is_no_full_object_id_is_refused() {
             plan_done(3),
             Event::MasterPlanUpdated {
                 commit: COMMIT.into(),
+            },
+        ),
+        (
+            state(CreatingBranch),
+            plan(),
+            Event::BranchReady {
+                base: Some(COMMIT.into()),
+                pin: Some(Pin {
+                    commit: COMMIT.into(),
+                    config: Some(sha256.clone()),
+                }),
+            },
+        ),
+        (
+            state(ExecutingTdd),
+            plan(),
+            Event::Repinned {
+                pin: Pin {
+                    commit: sha256.clone(),
+                    config: None,
+                },
+            },
+        ),
+        (
+            state(MergingBranch),
+            plan_done(3),
+            Event::Merged {
+                branch: "feat/add-numbers".into(),
+                main: Some(COMMIT.into()),
             },
         ),
     ] {
