@@ -66,6 +66,7 @@ pub fn audit_chain(
         Some(stop) => store.commit_record(stop)?.event.is_some(),
         None => false,
     };
+    let mut plans = PlanCache::default();
     for id in ids.into_iter().rev() {
         let here = |text: String| problem(id, text);
         match judge_commit(
@@ -73,7 +74,7 @@ pub fn audit_chain(
             &reference,
             id,
             parent.take(),
-            &mut recorded_seen,
+            (&mut recorded_seen, &mut plans),
             &here,
         )? {
             Judged::Replayed(link) => {
@@ -106,14 +107,46 @@ enum Judged {
     Forged(Box<AuditProblem>),
 }
 
+/// The plan a replay last handed the transition, by the `pr.json` blob and the steps done
+/// since it was stored: a long history holds thousands of test runs, each held to the plan,
+/// on one plan as it reads, which is then parsed once.
+#[derive(Default)]
+struct PlanCache {
+    /// The `pr.json` blob and the steps done since, the plan below was read for.
+    key: Option<(ObjectId, Vec<workflow::StepId>)>,
+    plan: Option<workflow::Plan>,
+}
+
+impl PlanCache {
+    /// The plan of `snap` as it now reads, parsed only when it is not the one held.
+    fn plan(
+        &mut self,
+        store: &Store,
+        snap: &Snapshot,
+    ) -> Result<Option<&workflow::Plan>, StoreError> {
+        let Some(blob) = snap.plan_blob() else {
+            return Ok(None);
+        };
+        let key = (blob, snap.done().to_vec());
+        if self.key.as_ref() != Some(&key) {
+            // Forgotten first: a plan that fails to read is not held for the next one.
+            self.key = None;
+            self.plan = store.plan(snap)?;
+            self.key = Some(key);
+        }
+        Ok(self.plan.as_ref())
+    }
+}
+
 /// Judges the commit `id` after `parent` (`None`: it is the root). `recorded_seen`: an
-/// earlier transition records its event, so this one must too.
+/// earlier transition records its event, so this one must too; `plans`, the plan the last
+/// replay read.
 fn judge_commit(
     store: &Store,
     reference: &str,
     id: ObjectId,
     parent: Option<Link>,
-    recorded_seen: &mut bool,
+    (recorded_seen, plans): (&mut bool, &mut PlanCache),
     problem: &dyn Fn(String) -> AuditProblem,
 ) -> Result<Judged, EngineError> {
     let forged = |found: AuditProblem| Ok(Judged::Forged(Box::new(found)));
@@ -160,7 +193,7 @@ fn judge_commit(
         return Ok(Judged::Unrecorded(Link::Tdd(Box::new(snap))));
     };
     *recorded_seen = true;
-    if let Err(mismatch) = replay(store, &before, &snap, json, &record.history) {
+    if let Err(mismatch) = replay(store, (&before, plans), &snap, json, &record.history) {
         let (text, expected, found) = *mismatch;
         return forged(AuditProblem {
             expected,
@@ -344,7 +377,7 @@ type Mismatch = Box<(String, Option<serde_json::Value>, Option<serde_json::Value
 /// Checks that `after` is the transition the recorded `event` makes from `before`.
 fn replay(
     store: &Store,
-    before: &Snapshot,
+    (before, plans): (&Snapshot, &mut PlanCache),
     after: &Snapshot,
     event: &str,
     history: &crate::store::HistoryEntry,
@@ -371,8 +404,8 @@ fn replay(
     }
     // Held to the plan where the command held it, and where the transition needs it.
     let plan = if workflow::held_to_plan(&event) {
-        let plan = store
-            .plan(before)
+        let plan = plans
+            .plan(store, before)
             .map_err(|e| said(format!("the plan before it cannot be read: {e}")))?;
         if plan.is_none() && !workflow::needs_full_plan(&event) {
             return Err(said(format!(
@@ -384,7 +417,7 @@ fn replay(
     } else {
         None
     };
-    let t = workflow::transition(&before.state, plan.as_ref(), event).map_err(|r| {
+    let t = workflow::transition(&before.state, plan, event).map_err(|r| {
         said(format!(
             "its recorded event is refused in state {}: {}",
             r.state, r.message
