@@ -2202,7 +2202,8 @@ fn a_claim_keyed_from_a_retitled_summary_is_refused() {
         &[&format!(
             "git-orchestrate: refused {other} <id>: a claim is taken with its workflow's plan \
              acceptance in the same push, and workflow main accepts no plan for \
-             pr-2-feat-subtract in this one"
+             pr-2-feat-subtract in this one (its plan is for pr-1-feat-add-numbers, as main's \
+             master plan names PRs here)"
         )],
     );
 }
@@ -2237,13 +2238,19 @@ fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
     let before = server.refs(&first);
     let why = "a claim is taken with its workflow's plan acceptance in the same push, and \
         workflow main accepts no plan for pr-2-feat-subtract in this one";
+    // Where the chain moves, the refusal names the PR its plan is for, as the server keys it.
+    let why_moved = format!(
+        "{why} (its plan is for pr-1-feat-add-numbers, as main's master plan names PRs here)"
+    );
     let out = push(&first, &server, &[], &[REF, &format!("{claim}:{other}")]);
     refused(
         &first,
         &server,
         &before,
         &out,
-        &[&format!("git-orchestrate: refused {other} <id>: {why}")],
+        &[&format!(
+            "git-orchestrate: refused {other} <id>: {why_moved}"
+        )],
     );
     // The step's commit with the plan's summary in state.json (which only caches what
     // pr.json says, and which the replay does not hold) retitled as PR 2: the same.
@@ -2255,7 +2262,9 @@ fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
         &server,
         &before,
         &out,
-        &[&format!("git-orchestrate: refused {other} <id>: {why}")],
+        &[&format!(
+            "git-orchestrate: refused {other} <id>: {why_moved}"
+        )],
     );
     first.git(&["update-ref", REF, &tip, &forged]);
 
