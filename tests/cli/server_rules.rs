@@ -2202,8 +2202,8 @@ fn a_claim_keyed_from_a_retitled_summary_is_refused() {
         &[&format!(
             "git-orchestrate: refused {other} <id>: a claim is taken with its workflow's plan \
              acceptance in the same push, and workflow main accepts no plan for \
-             pr-2-feat-subtract in this one (its plan is for pr-1-feat-add-numbers, as main's \
-             master plan names PRs here)"
+             pr-2-feat-subtract in this one (its plan is for pr-1-feat-add-numbers, as the \
+             server keys PRs)"
         )],
     );
 }
@@ -2239,9 +2239,8 @@ fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
     let why = "a claim is taken with its workflow's plan acceptance in the same push, and \
         workflow main accepts no plan for pr-2-feat-subtract in this one";
     // Where the chain moves, the refusal names the PR its plan is for, as the server keys it.
-    let why_moved = format!(
-        "{why} (its plan is for pr-1-feat-add-numbers, as main's master plan names PRs here)"
-    );
+    let why_moved =
+        format!("{why} (its plan is for pr-1-feat-add-numbers, as the server keys PRs)");
     let out = push(&first, &server, &[], &[REF, &format!("{claim}:{other}")]);
     refused(
         &first,

@@ -990,7 +990,7 @@ fn claim_refusal(m: &ClaimMove) -> Option<String> {
         )),
         Some(Some(new)) => (!m.accepted_here).then(|| {
             let instead = m.works_on.as_ref().map_or(String::new(), |other| {
-                format!(" (its plan is for {other}, as main's master plan names PRs here)")
+                format!(" (its plan is for {other}, as the server keys PRs)")
             });
             format!(
                 "a claim is taken with its workflow's plan acceptance in the same push, and \

@@ -450,8 +450,8 @@ fn current_step(
     })
 }
 
-/// True when `transition` needs the full plan for `event`: to append a review task to it, or
-/// to hold a re-plan to the plan it replaces. Every other event is decided from the state and the event alone, so the engine can skip
+/// True when `transition` needs the full plan for `event`: to append a review task to it,
+/// or to hold a re-plan to the plan it replaces. Every other event is decided from the state and the event alone, so the engine can skip
 /// parsing a large `pr.json`.
 pub fn needs_full_plan(event: &Event) -> bool {
     match event {
