@@ -1269,3 +1269,53 @@ fn a_plan_acceptance_killed_after_its_push_is_adopted_by_the_next_command() {
     }
     eprintln!("{KILLS} kills right after the plan's push: each adopted by the next command");
 }
+
+/// A plan acceptance killed while git's lock on a claim ref stood (this clone's claim, or its
+/// copy of the remote's) leaves the lock: every later acceptance lost to it as to a racing
+/// writer, a hundred times, then blamed "other processes" and named no file. The lock is
+/// named now, with the file to remove, as a workflow ref's is; once it is removed, the next
+/// acceptance takes the free claim, or is told who holds it. (A lock is per ref file only in
+/// the files backend: the test keeps its refs there.)
+#[test]
+fn a_claim_lock_left_by_a_killed_acceptance_is_named_and_the_next_acceptance_decides() {
+    use_ref_format("files");
+    let plant = |repo: &TestRepo, locked: &str| {
+        let lock = repo.dir().join(".git").join(format!("{locked}.lock"));
+        std::fs::create_dir_all(lock.parent().expect("a parent")).expect("the claims' dir");
+        std::fs::write(&lock, "").expect("the lock a kill left");
+        lock
+    };
+    let named = |out: &Run, locked: &str, lock: &Path| {
+        out.expect(5)
+            .warns(&format!(
+                "the claim ref {locked} is locked by {}",
+                lock.display()
+            ))
+            .warns(&format!("delete the lock: rm {}", lock.display()));
+    };
+
+    // This clone's claim: the free PR is claimed once the lock is gone.
+    let (a, _b, _dir, bare) = two_clones();
+    let lock = plant(&a, CLAIM);
+    named(&claim_at(&a, "wa", T, &plan()), CLAIM, &lock);
+    assert_eq!(remote_holder(&a, &bare), None, "nothing was pushed");
+    std::fs::remove_file(&lock).expect("rm the lock");
+    claim_at(&a, "wa", T + 1, &plan()).expect(0);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wa"));
+    assert_eq!(local_claim(&a), rev_in(&a, Some(&bare), CLAIM));
+    run_as(&a, "wa", &[], &["audit"]).expect(0);
+
+    // The copy of the remote's claim, which an acceptance updates to what it reads there:
+    // once the lock is gone, the holder is named.
+    let (a, b, _dir, bare) = two_clones();
+    claim_at(&b, "wb", T, &plan()).expect(0);
+    let tracking = format!("refs/orchestrator/remotes/origin/claims/{PR}");
+    let lock = plant(&a, &tracking);
+    named(&claim_at(&a, "wa", T + 1, &plan()), &tracking, &lock);
+    std::fs::remove_file(&lock).expect("rm the lock");
+    claim_at(&a, "wa", T + 2, &plan()).expect(4).warns(&format!(
+        "the plan is not accepted: PR {PR} is claimed by workflow wb ("
+    ));
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wb"));
+    run_as(&a, "wa", &[], &["audit"]).expect(0);
+}
