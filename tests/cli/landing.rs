@@ -418,6 +418,60 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
             "Merge branch 'feat/two'"
         ]
     );
+    // The server's record is whole: one verdict per merge (the post-receives of the racing
+    // pushes ran at once), none left waiting for a later push, no claim left, and each
+    // workflow's ref there is the clone's own; the repositories are sound.
+    let bare = server.bare.to_str().unwrap();
+    let noted = origin.git(&[
+        "--git-dir",
+        bare,
+        "notes",
+        "--ref",
+        "orchestrator-attest",
+        "list",
+    ]);
+    let mut noted: Vec<&str> = noted
+        .lines()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter(|c| merges.iter().any(|m| m == c))
+        .collect();
+    noted.sort_unstable();
+    let mut expected: Vec<&str> = merges.iter().map(|m| m.as_str()).collect();
+    expected.sort_unstable();
+    assert_eq!(noted, expected, "one verdict per merge");
+    let kept: Vec<String> = std::fs::read_dir(server.bare.join("orchestrator/attested"))
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| merges.contains(&name))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        kept,
+        Vec::<String>::new(),
+        "a verdict on main left unwritten"
+    );
+    assert_eq!(
+        origin.git(&[
+            "--git-dir",
+            bare,
+            "for-each-ref",
+            "refs/orchestrator/claims/"
+        ]),
+        "",
+        "no claim left on the server"
+    );
+    for (repo, w, _, _) in &clones {
+        let workflow = format!("refs/orchestrator/workflows/{w}");
+        assert_eq!(
+            server.rev(repo, &workflow),
+            Some(repo.git(&["rev-parse", &workflow]).trim().to_string()),
+            "{w}"
+        );
+        repo.git(&["fsck", "--no-dangling"]);
+    }
+    origin.git(&["--git-dir", bare, "fsck", "--no-dangling"]);
     // A clone that has not pulled main since (the one that wrote the plan) audits every
     // workflow clean once it has their records: its main is behind their merges, not moved
     // outside them.
