@@ -1146,16 +1146,24 @@ pub fn complete_record(dir: &Path) -> Result<Completed, EngineError> {
             }
             continue;
         }
-        let text =
-            std::fs::read_to_string(&path).map_err(io_error(format!("read {}", path.display())))?;
+        // Every push runs this, so two runs may take the same file at once: the file gone
+        // means the other run wrote its note (note first, file last), and this one goes on to
+        // the rest, which may be its own push's verdict.
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
+        };
         let changed = super::write_verdict_note(&store, ATTEST_NOTES_REF, &commit, &text)?;
         // Note first, then the file: a kill between the two leaves a file whose note is
-        // written already, which the next run writes again as it is (no change).
-        std::fs::remove_file(&path).map_err(io_error(format!("remove {}", path.display())))?;
-        if changed {
-            completed.written.push(commit);
-        } else {
-            completed.already_written.push(commit);
+        // written already, which the next run writes again as it is (no change). The run
+        // that removes the file reports the verdict, so racing runs report it once: written
+        // where this run's write changed the note, else found written already.
+        match std::fs::remove_file(&path) {
+            Ok(()) if changed => completed.written.push(commit),
+            Ok(()) => completed.already_written.push(commit),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(format!("remove {}", path.display()))(e)),
         }
     }
     Ok(completed)
