@@ -229,6 +229,10 @@ fn classify(e: EngineError) -> CommandError {
         EngineError::Store(e) => store(e, message),
         EngineError::RetriesExhausted { .. } => CommandError::new(ErrorKind::RetriesExhausted, message)
             .hint("Nothing was written. Run the command again once the other processes are done."),
+        EngineError::NotesBusy { .. } => CommandError::new(ErrorKind::RetriesExhausted, message).hint(
+            "A server keeps the verdict until its note is written: its next push or `git orchestrate attest \
+             --repair` in its bare repository writes it; in a clone, run `git orchestrate attest` again.",
+        ),
         EngineError::Io { .. } | EngineError::Conflict => CommandError::new(ErrorKind::Io, message),
         EngineError::Hooks { .. } => CommandError::new(ErrorKind::Store, message)
             .hint("Fix what is named, then run `git orchestrate hooks install`."),

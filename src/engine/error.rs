@@ -36,6 +36,16 @@ pub enum EngineError {
         "gave up after {attempts} attempts: other processes kept changing workflow \"{workflow}\" while this command ran"
     )]
     RetriesExhausted { attempts: u32, workflow: String },
+    /// A verdict's note lost every compare-and-swap on its notes ref, with no lock left on
+    /// it: other verifiers kept writing verdicts.
+    #[error(
+        "gave up after {attempts} attempts to write the verdict on {commit}: other verifiers kept changing {notes_ref}"
+    )]
+    NotesBusy {
+        attempts: u64,
+        commit: String,
+        notes_ref: String,
+    },
     #[error("could not {what}: {source}")]
     Io {
         what: String,

@@ -644,7 +644,7 @@ impl Session {
     }
 
     /// The transition `event` makes from `snapshot`, with the full plan parsed only when the
-    /// event needs it (it completes a step or adds a task).
+    /// event needs it (it adds a task, or is a re-plan held to the plan it replaces).
     pub fn transition(&self, snapshot: &Snapshot, event: Event) -> Result<Transition, EngineError> {
         let full_plan = if workflow::needs_full_plan(&event) {
             self.store.plan(snapshot)?

@@ -195,7 +195,7 @@ impl Store {
                 &self.signature()?,
             );
         }
-        let expected_a_ref = expected.is_some();
+        let expected_id = expected;
         let expected = match expected {
             Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
             None => PreviousValue::MustNotExist,
@@ -228,9 +228,12 @@ impl Store {
         {
             Ok(_) => Ok(()),
             Err(e) if super::cas::is_lost_race(&e) => Err(WriteError::Conflict),
-            // gix reports a ref expected at a value and found deleted as "not found": for a
-            // claim that is a lost race too (another worktree's claimer undid its claim first).
-            Err(_) if expected_a_ref && matches!(self.ref_tip(name), Ok(None)) => {
+            // gix reports a ref expected at a value and found deleted as "not found", and a
+            // deletion of one gone as "must exist": for a claim (or its tracking copy, which
+            // every claimer of the clone mirrors) a ref no longer at the value this command
+            // read is a lost race, whatever another process made of it meanwhile (deleted,
+            // or deleted and set again).
+            Err(_) if expected_id.is_some() && self.ref_tip(name).ok() != Some(expected_id) => {
                 Err(WriteError::Conflict)
             }
             Err(e) => Err(WriteError::Store(git_err(e))),

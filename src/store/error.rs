@@ -34,7 +34,15 @@ pub enum StoreError {
     #[error(
         "{} {reference} is locked by {} (left {}s ago): a git process that crashed can leave such a lock \
          behind",
-        if reference.starts_with("refs/notes/") { "the notes ref" } else { "workflow ref" },
+        if reference.starts_with("refs/notes/") {
+            "the notes ref"
+        } else if reference.starts_with(crate::store::CLAIMS)
+            || (reference.starts_with("refs/orchestrator/remotes/") && reference.contains("/claims/"))
+        {
+            "the claim ref"
+        } else {
+            "workflow ref"
+        },
         path.display(),
         age.as_secs()
     )]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 use gix::refs::FullName;
 
-use super::{NOTES_REF, Store, StoreError};
+use super::{CLAIMS, NOTES_REF, Store, StoreError};
 
 /// A ref lock older than this is not another command at work (they hold it for
 /// milliseconds) but the remains of a crash.
@@ -39,13 +39,64 @@ impl LockSighting {
 }
 
 impl Store {
-    /// A lock file on the workflow ref or the notes ref, as a [`StoreError::Locked`], when it
-    /// has been there longer than any command holds it: the remains of a crash, not a
-    /// process at work.
+    /// A lock file on the workflow ref, the notes ref or a claim ref, as a
+    /// [`StoreError::Locked`], when it has been there longer than any command holds it: the
+    /// remains of a crash, not a process at work.
     pub fn stale_lock(&self) -> Option<StoreError> {
         let notes = FullName::try_from(NOTES_REF).ok()?;
         self.stale_lock_of(&self.ref_name)
             .or_else(|| self.stale_lock_of(&notes))
+            .or_else(|| {
+                self.claim_locks().into_iter().find_map(|(name, path)| {
+                    let age = std::fs::metadata(&path)
+                        .ok()?
+                        .modified()
+                        .ok()?
+                        .elapsed()
+                        .unwrap_or_default();
+                    (age >= STALE_LOCK).then(|| StoreError::Locked {
+                        reference: name.to_string(),
+                        age,
+                        path,
+                    })
+                })
+            })
+    }
+
+    /// The lock files on claim refs, this clone's and the remotes' copies (`<claim>.lock`
+    /// beside them): a plan's acceptance writes them with the workflow ref, so a crash between
+    /// a claim's lock and its rename makes every later acceptance lose as if to a racing
+    /// writer. In reftable the one lock is the workflow ref's already.
+    fn claim_locks(&self) -> Vec<(FullName, PathBuf)> {
+        if self.refs_in_reftable() {
+            return Vec::new();
+        }
+        let common = self.repo.common_dir();
+        let mut dirs = vec![CLAIMS.to_string()];
+        if let Ok(remotes) = std::fs::read_dir(common.join(super::names::REMOTES)) {
+            dirs.extend(remotes.flatten().filter_map(|remote| {
+                let remote = remote.file_name();
+                Some(format!(
+                    "{}{}/claims/",
+                    super::names::REMOTES,
+                    remote.to_str()?
+                ))
+            }));
+        }
+        let mut locks: Vec<(FullName, PathBuf)> = dirs
+            .iter()
+            .filter_map(|dir| Some((dir, std::fs::read_dir(common.join(dir)).ok()?)))
+            .flat_map(|(dir, entries)| {
+                entries.flatten().filter_map(move |entry| {
+                    let file = entry.file_name();
+                    let slug = file.to_str()?.strip_suffix(".lock")?;
+                    let name = FullName::try_from(format!("{dir}{slug}")).ok()?;
+                    Some((name, entry.path()))
+                })
+            })
+            .collect();
+        locks.sort();
+        locks
     }
 
     /// A lock file on `reference` now, of any age, as a [`StoreError::Locked`]: what a write
@@ -67,12 +118,12 @@ impl Store {
         })
     }
 
-    /// The lock files on the workflow ref and the notes ref (and on the packed refs) as they
-    /// are now, each with what identifies it and the ref's value: a lock seen again unchanged
+    /// The lock files on the workflow ref, the notes ref and the claim refs (and on the packed
+    /// refs) as they are now, each with what identifies it and the ref's value: a lock seen again unchanged
     /// while its ref stands still is held by nobody at work.
     pub fn lock_sightings(&self) -> Vec<LockSighting> {
         let notes = FullName::try_from(NOTES_REF).ok();
-        [Some(self.ref_name.clone()), notes]
+        let mut sightings: Vec<LockSighting> = [Some(self.ref_name.clone()), notes]
             .into_iter()
             .flatten()
             .flat_map(|name| {
@@ -80,7 +131,14 @@ impl Store {
                     .into_iter()
                     .filter_map(move |path| self.sighting(&name, path))
             })
-            .collect()
+            .collect();
+        // A claim's own lock only: the packed refs' is the workflow ref's sighting already.
+        sightings.extend(
+            self.claim_locks()
+                .into_iter()
+                .filter_map(|(name, path)| self.sighting(&name, path)),
+        );
+        sightings
     }
 
     fn sighting(&self, name: &FullName, path: PathBuf) -> Option<LockSighting> {

@@ -34,23 +34,28 @@ pub fn numbered(base: &str, n: usize) -> String {
     }
 }
 
-/// True when `name` has the shape of a name [`sanitize`] and [`numbered`] make (ASCII
-/// letters, digits and `._/-`; no part starting with `-` or `.`, no `..` or `//`, no end in
-/// `/`, `.` or `.lock`): what a recorded plan acceptance may name as its branch. A chain written
-/// by hand could otherwise record a name git reads as an option (`--orphan=x`) or as a path
-/// out of `refs/heads/`, for every clone that later runs git with it.
+/// True when `name` has the shape of a name [`sanitize`], [`numbered`] and a flattening of its
+/// `/` make: an optional lower-case prefix of up to 16 letters and a `/`, then lower-case
+/// words of letters and digits joined by single hyphens, 128 characters at most. What a
+/// recorded plan acceptance may name as its branch: a chain written by hand could otherwise
+/// record a name git reads as an option (`--orphan=x`), a pseudo-ref (`HEAD`) or a ref
+/// outside `refs/heads/` (`refs/remotes/origin/main`), for every clone and server that
+/// replays it.
 pub fn could_be_made(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 255
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c))
-        && name
-            .split('/')
-            .all(|part| !part.is_empty() && !part.starts_with(['-', '.']))
-        && !name.contains("..")
-        && !name.ends_with(['.', '/'])
-        && !name.ends_with(".lock")
+    let (prefix, slug) = match name.split_once('/') {
+        Some((prefix, slug)) => (Some(prefix), slug),
+        None => (None, name),
+    };
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    };
+    name.len() <= 128
+        && prefix.is_none_or(|p| {
+            !p.is_empty() && p.len() <= 16 && p.chars().all(|c| c.is_ascii_lowercase())
+        })
+        && slug.split('-').all(word)
 }
 
 /// A PR branch that another workflow of this repository records.
@@ -189,9 +194,11 @@ fn slug(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
 
-    /// Every name `sanitize` and `numbered` make has the shape; names git would read as an
-    /// option, a path out of `refs/heads/` or no branch at all do not.
+    /// Every name `sanitize` and `numbered` make has the shape, flattened too; names git would
+    /// read as an option, a pseudo-ref, a ref outside `refs/heads/` or no branch do not.
     #[test]
     fn the_names_sanitize_makes_could_be_made_and_hostile_ones_could_not() {
         for title in [
@@ -200,6 +207,7 @@ mod tests {
             "Add numbers",
             "x",
             "chore: ünïcode only ✓",
+            "日本語のタイトル",
             &"long ".repeat(40),
         ] {
             let base = sanitize(title).expect(title);
@@ -231,13 +239,32 @@ mod tests {
             "a\nb",
             "../../config",
             "refs/../x",
-            &"a".repeat(256),
+            "HEAD",
+            "Main",
+            "refs/remotes/origin/main",
+            "A/B/C/D",
+            "a/b/c",
+            "a--b",
+            "a-",
+            "a_b",
+            "thisprefixistoolong/x",
+            &"a".repeat(129),
         ] {
             assert!(!could_be_made(hostile), "{hostile:?}");
         }
     }
-    use super::*;
-    use pretty_assertions::assert_eq;
+
+    proptest::proptest! {
+        /// Any title's branch, numbered or flattened, has the shape a recorded plan
+        /// acceptance is held to: an honest chain is never called forged for its branch.
+        #[test]
+        fn every_branch_a_title_makes_could_be_made(title in "\\PC{0,120}", n in 1usize..=1000) {
+            if let Some(base) = sanitize(&title) {
+                proptest::prop_assert!(could_be_made(&numbered(&base, n)), "{:?}", title);
+                proptest::prop_assert!(could_be_made(&numbered(&base.replace('/', "-"), n)));
+            }
+        }
+    }
 
     #[test]
     fn titles_become_branch_names() {

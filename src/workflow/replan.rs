@@ -2,7 +2,7 @@
 //! DONE tasks unchanged, the failed task replaced by smaller ones, the first carrying
 //! `breakdownHistory`, the last a verification task, everything else as it was.
 
-use super::plan::{Plan, Problem, StepStatus, Task, TaskStatus};
+use super::plan::{Plan, Problem, StepStatus, StepType, Task, TaskStatus};
 use super::state::ReplanContext;
 
 /// Checks `new` against the plan it replaces; returns every violation, with its JSON path.
@@ -99,6 +99,22 @@ fn check_new_tasks(
                 "is a new task: it and all its steps must be TODO (nothing of it is verified yet)"
                     .into(),
             );
+        }
+    }
+    for (i, task) in (first_new..).zip(new) {
+        // The plan's own rules, held here too: the transition that replays a recorded
+        // re-plan runs this check, not the plan's parser, and a new task with no step (or
+        // one that ends at its RED test) would drop the replaced task's work unseen.
+        match task.tdd_steps.last().map(|s| s.kind) {
+            None => problem(
+                format!("tasks[{i}].tdd_steps"),
+                "a new task needs its steps: a RED test, then the GREEN code".into(),
+            ),
+            Some(StepType::Red) => problem(
+                format!("tasks[{i}].tdd_steps"),
+                "a new task ends with a GREEN or REFACTOR step, not its RED test".into(),
+            ),
+            Some(_) => {}
         }
     }
     match &new[0].breakdown_history {

@@ -1269,3 +1269,162 @@ fn a_plan_acceptance_killed_after_its_push_is_adopted_by_the_next_command() {
     }
     eprintln!("{KILLS} kills right after the plan's push: each adopted by the next command");
 }
+
+/// A plan acceptance killed while git's lock on a claim ref stood (this clone's claim, or its
+/// copy of the remote's) leaves the lock: every later acceptance lost to it as to a racing
+/// writer, a hundred times, then blamed "other processes" and named no file. The lock is
+/// named now, with the file to remove, as a workflow ref's is; once it is removed, the next
+/// acceptance takes the free claim, or is told who holds it. (A lock is per ref file only in
+/// the files backend: the test keeps its refs there.)
+#[test]
+fn a_claim_lock_left_by_a_killed_acceptance_is_named_and_the_next_acceptance_decides() {
+    use_ref_format("files");
+    let plant = |repo: &TestRepo, locked: &str| {
+        let lock = repo.dir().join(".git").join(format!("{locked}.lock"));
+        std::fs::create_dir_all(lock.parent().expect("a parent")).expect("the claims' dir");
+        std::fs::write(&lock, "").expect("the lock a kill left");
+        lock
+    };
+    let named = |out: &Run, locked: &str, lock: &Path| {
+        out.expect(5)
+            .warns(&format!(
+                "the claim ref {locked} is locked by {}",
+                lock.display()
+            ))
+            .warns(&format!("delete the lock: rm {}", lock.display()));
+    };
+
+    // This clone's claim: the free PR is claimed once the lock is gone.
+    let (a, _b, _dir, bare) = two_clones();
+    let lock = plant(&a, CLAIM);
+    named(&claim_at(&a, "wa", T, &plan()), CLAIM, &lock);
+    assert_eq!(remote_holder(&a, &bare), None, "nothing was pushed");
+    std::fs::remove_file(&lock).expect("rm the lock");
+    claim_at(&a, "wa", T + 1, &plan()).expect(0);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wa"));
+    assert_eq!(local_claim(&a), rev_in(&a, Some(&bare), CLAIM));
+    run_as(&a, "wa", &[], &["audit"]).expect(0);
+
+    // The copy of the remote's claim, which an acceptance updates to what it reads there:
+    // once the lock is gone, the holder is named.
+    let (a, b, _dir, bare) = two_clones();
+    claim_at(&b, "wb", T, &plan()).expect(0);
+    let tracking = format!("refs/orchestrator/remotes/origin/claims/{PR}");
+    let lock = plant(&a, &tracking);
+    named(&claim_at(&a, "wa", T + 1, &plan()), &tracking, &lock);
+    std::fs::remove_file(&lock).expect("rm the lock");
+    claim_at(&a, "wa", T + 2, &plan()).expect(4).warns(&format!(
+        "the plan is not accepted: PR {PR} is claimed by workflow wb ("
+    ));
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wb"));
+    run_as(&a, "wa", &[], &["audit"]).expect(0);
+}
+
+/// Two clones accept a plan for the same PR at the same moment, through a real `git daemon`
+/// whose bare repository has the product's own server hook (which judges every claim it is
+/// pushed): several rounds, one PR each, both claimers released together. Each round one
+/// wins (exit 0) and holds the claim on the server, the other is refused naming the winner
+/// (exit 4) and is left INITIALIZING with no claim of its own; both audit clean.
+#[test]
+fn two_clones_racing_for_one_claim_through_the_server_hook_have_one_winner() {
+    use std::io::Write as _;
+    const PRS: [&str; 3] = ["feat: One", "feat: Two", "feat: Three"];
+    let origin = TestRepo::with_config(CONFIG);
+    origin.write(
+        "docs/plan.md",
+        "# Plan\n\n## PR 1: feat: One\n\nx\n\n## PR 2: feat: Two\n\nx\n\n## PR 3: feat: Three\n\nx\n",
+    );
+    origin.commit_all("three PRs");
+    let server = crate::landing::Server::start(&origin);
+    origin.git(&["remote", "add", "origin", &server.url()]);
+    origin
+        .git_run(&["push", "--quiet", "origin", "main"])
+        .expect(0);
+    let clones = [
+        TestRepo::clone_of(Path::new(&server.url())),
+        TestRepo::clone_of(Path::new(&server.url())),
+    ];
+    let plans = tempfile::tempdir().expect("temp dir");
+    for (round, title) in PRS.iter().enumerate() {
+        let plan = plans.path().join(format!("plan-{round}.json"));
+        std::fs::write(&plan, one_task_plan(title, "x.txt")).expect("write the plan");
+        let workflows = [format!("a{round}"), format!("b{round}")];
+        // Each claimer blocked on its stdin until both are started, then released together.
+        let mut racers: Vec<Child> = clones
+            .iter()
+            .zip(&workflows)
+            .map(|(clone, workflow)| {
+                clone
+                    .command(
+                        "sh",
+                        [
+                            "-c",
+                            "read go && exec \"$0\" --workflow \"$1\" submit-work --summary plan --plan \"$2\"",
+                            BIN,
+                            workflow,
+                            plan.to_str().expect("a UTF-8 path"),
+                        ],
+                    )
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("start a claimer")
+            })
+            .collect();
+        for racer in &mut racers {
+            racer
+                .stdin
+                .take()
+                .expect("its stdin")
+                .write_all(b"go\n")
+                .expect("release it");
+        }
+        let outs: Vec<Run> = racers
+            .into_iter()
+            .map(|racer| Run::from(racer.wait_with_output().expect("a claimer")))
+            .collect();
+        let winner = outs
+            .iter()
+            .position(|out| out.code == 0)
+            .unwrap_or_else(|| panic!("round {round}: no winner"));
+        let loser = 1 - winner;
+        let slug = format!(
+            "pr-{}-{}",
+            round + 1,
+            title.to_lowercase().replace(": ", "-").replace(' ', "-")
+        );
+        outs[loser].expect(4).warns(&format!(
+            "the plan is not accepted: PR {slug} is claimed by workflow {} (",
+            workflows[winner]
+        ));
+        let claim = format!("refs/orchestrator/claims/{slug}");
+        let held = rev_in(&origin, Some(&server.bare), &claim).expect("the server's claim");
+        assert_eq!(
+            trailer(
+                &origin,
+                Some(&server.bare),
+                &held,
+                "Orchestrator-Claim-Workflow"
+            ),
+            workflows[winner],
+            "round {round}"
+        );
+        assert_eq!(rev_in(&clones[winner], None, &claim), Some(held));
+        assert_eq!(rev_in(&clones[loser], None, &claim), None, "round {round}");
+        let state = |clone: &TestRepo, workflow: &str| {
+            run_as(clone, workflow, &[], &["status", "--json"])
+                .expect(0)
+                .json()["state"]
+                .clone()
+        };
+        assert_eq!(
+            state(&clones[winner], &workflows[winner]),
+            "CREATING_BRANCH"
+        );
+        assert_eq!(state(&clones[loser], &workflows[loser]), "INITIALIZING");
+        for (clone, workflow) in clones.iter().zip(&workflows) {
+            run_as(clone, workflow, &[], &["audit"]).expect(0);
+        }
+    }
+}

@@ -418,6 +418,60 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
             "Merge branch 'feat/two'"
         ]
     );
+    // The server's record is whole: one verdict per merge (the post-receives of the racing
+    // pushes ran at once), none left waiting for a later push, no claim left, and each
+    // workflow's ref there is the clone's own; the repositories are sound.
+    let bare = server.bare.to_str().unwrap();
+    let noted = origin.git(&[
+        "--git-dir",
+        bare,
+        "notes",
+        "--ref",
+        "orchestrator-attest",
+        "list",
+    ]);
+    let mut noted: Vec<&str> = noted
+        .lines()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter(|c| merges.iter().any(|m| m == c))
+        .collect();
+    noted.sort_unstable();
+    let mut expected: Vec<&str> = merges.iter().map(|m| m.as_str()).collect();
+    expected.sort_unstable();
+    assert_eq!(noted, expected, "one verdict per merge");
+    let kept: Vec<String> = std::fs::read_dir(server.bare.join("orchestrator/attested"))
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| merges.contains(&name))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        kept,
+        Vec::<String>::new(),
+        "a verdict on main left unwritten"
+    );
+    assert_eq!(
+        origin.git(&[
+            "--git-dir",
+            bare,
+            "for-each-ref",
+            "refs/orchestrator/claims/"
+        ]),
+        "",
+        "no claim left on the server"
+    );
+    for (repo, w, _, _) in &clones {
+        let workflow = format!("refs/orchestrator/workflows/{w}");
+        assert_eq!(
+            server.rev(repo, &workflow),
+            Some(repo.git(&["rev-parse", &workflow]).trim().to_string()),
+            "{w}"
+        );
+        repo.git(&["fsck", "--no-dangling"]);
+    }
+    origin.git(&["--git-dir", bare, "fsck", "--no-dangling"]);
     // A clone that has not pulled main since (the one that wrote the plan) audits every
     // workflow clean once it has their records: its main is behind their merges, not moved
     // outside them.
@@ -433,6 +487,99 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
     eprintln!(
         "three clones: {rounds} round(s) of get-task, {remerged} merge(s) made again after a lost race, {refusals} refusals"
     );
+}
+
+/// A human listed in `[attest] humans` pushes a commit to main, one that also touches a
+/// gate's script, while an agent's PR waits to land (the push wins the race with the landing:
+/// the state it leaves). The landing is blocked until a human repins, as the briefing says;
+/// the repin pins main's new tip, past the squash's base, and the merge made again onto that
+/// main lands through the hook, with the server's verdict, and `attest` of it passes in a
+/// fresh clone. It was refused for ever, which no agent or human could fix: "the PR was
+/// pinned at …, which is not in its base's history on main", and "the PR changes protected
+/// paths" (the squashed tree, on the old base, against the new pin).
+#[test]
+fn a_humans_push_that_beats_a_landing_is_repinned_and_the_landing_goes_through_the_hook() {
+    let config = format!("{CONFIG}\n[attest]\nhumans = [\"user:alice\"]\n");
+    let origin = TestRepo::with_config(&config);
+    origin.write("docs/plan.md", THREE_PRS);
+    origin.commit_all("three PRs");
+    let server = Server::start(&origin);
+    origin.git(&["remote", "add", "origin", &server.url()]);
+    origin
+        .git_run(&["push", "--quiet", "origin", "main"])
+        .expect(0);
+    let agent = TestRepo::clone_of(Path::new(&server.url()));
+    up_to_the_merge(&agent, "a", "feat: One", "one.txt", "made\n");
+
+    // `git daemon` authenticates no one: the human pushes over the local transport with
+    // REMOTE_USER set, as an HTTP server sets it (docs/config.md, `[attest] humans`).
+    let human = TestRepo::clone_of(&server.bare);
+    // The commit changes a gate's script too, a protected path a human may change on main.
+    let gate = std::fs::read_to_string(human.dir().join("run_tests.sh")).expect("the gate");
+    human.write("run_tests.sh", &format!("{gate}# reviewed by a human\n"));
+    human.write("HUMAN.md", "a human's note\n");
+    human.commit_all("docs: a human's note");
+    let pushed = Run::from(
+        human
+            .command(
+                "git",
+                ["push", "--quiet", server.bare.to_str().unwrap(), "main"],
+            )
+            .env("REMOTE_USER", "alice")
+            .stdin(Stdio::null())
+            .output()
+            .expect("git push"),
+    );
+    assert_eq!(pushed.code, 0, "the listed human's push: {}", pushed.stderr);
+    let note = human.git(&["rev-parse", "main"]).trim().to_string();
+
+    let blocked = agent.run(&["--workflow", "a", "get-task"]);
+    blocked.expect(0).says(&format!(
+        "main moved outside the workflow since {} (the last merge or repin): 1 commit no workflow merged ({} \"docs: a human's note\")",
+        &main_tip(&origin)[..12],
+        &note[..12]
+    ));
+    assert_eq!(state_of(&agent, "a"), "MERGING_BRANCH");
+    agent.git(&["fetch", "--quiet", "origin"]);
+    agent
+        .human(&["--workflow", "a", "repin"])
+        .expect(0)
+        .says(&format!(
+            "the PR is now verified under main at {}",
+            &note[..12]
+        ));
+    let landed = agent.run(&["--workflow", "a", "get-task"]);
+    assert_eq!(landed.code, 0, "{}\n{}", landed.stdout, landed.stderr);
+    assert!(
+        !landed.stdout.contains("declined") && !landed.stderr.contains("declined"),
+        "{}\n{}",
+        landed.stdout,
+        landed.stderr
+    );
+    assert_eq!(state_of(&agent, "a"), "INITIALIZING", "{}", landed.stdout);
+
+    let line = server.main_line(&agent);
+    assert_eq!(
+        line[1], note,
+        "the merge is made onto the human's commit: {line:?}"
+    );
+    let merge = &line[0];
+    let verdict = server_git(
+        &server,
+        &agent,
+        &["notes", "--ref", "orchestrator-attest", "show", merge],
+    );
+    assert!(verdict.contains("\"PASSED\""), "{verdict}");
+    let v = attest_in_fresh_clone(&server, merge);
+    assert_eq!(v["verdicts"][0]["passed"], true, "{v}");
+    audit_clean(&agent, "after the landing");
+}
+
+/// git in the server's bare repository, asserting success.
+fn server_git(server: &Server, repo: &TestRepo, args: &[&str]) -> String {
+    let mut all = vec!["--git-dir", server.bare.to_str().unwrap()];
+    all.extend_from_slice(args);
+    repo.git(&all)
 }
 
 /// Two clones whose PRs write the same file: A lands first; B's merge conflicts and halts.

@@ -1522,6 +1522,99 @@ fn a_killed_post_receive_is_completed_by_the_next_push_or_by_repair() {
     );
 }
 
+/// Every push's post-receive completes the record, so two of them (or a post-receive and
+/// `attest --repair`) can take the same kept verdict at once: one that finds the file gone
+/// (the other wrote the note, then removed it) goes on to the rest, which may be its own
+/// push's verdict. Six repairs released together over one kept verdict, several rounds: each
+/// exits 0, exactly one reports the verdict written, and the note is written once.
+#[test]
+fn racing_post_receives_over_one_kept_verdict_all_complete_and_write_it_once() {
+    use std::io::Write as _;
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let hook = server.bare.join("hooks/post-receive");
+    let installed = std::fs::read_to_string(&hook).unwrap();
+    std::fs::write(&hook, "#!/bin/sh\nkill -9 $$\n").unwrap();
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    std::fs::write(&hook, installed).unwrap();
+    let kept = server.bare.join("orchestrator/attested").join(&merge);
+    let verdict = std::fs::read(&kept).expect("the kept verdict");
+    const RACERS: usize = 6;
+    for round in 0..5 {
+        // Kept again as the killed hook left it: the note, once written, is rewritten as it
+        // is (no change), so each round races over the same file.
+        std::fs::write(&kept, &verdict).unwrap();
+        // Each repair blocked on its stdin until all are started, then released together.
+        let mut racers: Vec<std::process::Child> = (0..RACERS)
+            .map(|_| {
+                let mut cmd =
+                    repo.command("sh", ["-c", "read go && exec \"$0\" attest --repair", BIN]);
+                cmd.current_dir(&server.bare)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                cmd.spawn().expect("start a repair")
+            })
+            .collect();
+        for racer in &mut racers {
+            racer
+                .stdin
+                .take()
+                .expect("its stdin")
+                .write_all(b"go\n")
+                .expect("release it");
+        }
+        let mut outputs: Vec<String> = racers
+            .into_iter()
+            .map(|racer| {
+                let out = Run::from(racer.wait_with_output().expect("a repair"));
+                format!(
+                    "exit {}: {}{}",
+                    out.code,
+                    redact_ids(&out.stdout),
+                    out.stderr
+                )
+            })
+            .collect();
+        outputs.sort();
+        // The run that lets the kept file go reports it: as written where its own write made
+        // the note (the first round may go either way), else as found written already.
+        let written = "exit 0: 1 verdict written under refs/notes/orchestrator-attest: <id>\n";
+        let already = "exit 0: 1 kept verdict already written under \
+             refs/notes/orchestrator-attest, now let go: <id>\n";
+        let reported = if round == 0 && outputs.iter().any(|o| o == written) {
+            written
+        } else {
+            already
+        };
+        let mut expected = vec![reported.to_string()];
+        expected.extend(std::iter::repeat_n(
+            "exit 0: nothing to repair: every kept verdict on main is written\n".to_string(),
+            RACERS - 1,
+        ));
+        expected.sort();
+        assert_eq!(outputs, expected, "round {round}");
+        assert!(!kept.exists(), "round {round}: the kept verdict is written");
+    }
+    // One note, on the merge, PASSED: written once, then rewritten as it is.
+    assert_eq!(server_notes(&repo, &server).lines().count(), 1);
+    let note = server.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "show", &merge],
+    );
+    let statement: serde_json::Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    assert_eq!(statement["predicate"]["verificationResult"], "PASSED");
+    let history = server.git(
+        &repo,
+        &["rev-list", "--count", "refs/notes/orchestrator-attest"],
+    );
+    assert_eq!(history.trim(), "1", "the verdict's note written once");
+}
+
 /// A post-receive hook killed while it moved the verdicts' ref leaves git's lock on it. Once
 /// the lock is older than a command holds one, the next push and `attest --repair` name it and
 /// say how to finish on a server (delete it, then `attest --repair`): the verdict is kept
@@ -2202,7 +2295,8 @@ fn a_claim_keyed_from_a_retitled_summary_is_refused() {
         &[&format!(
             "git-orchestrate: refused {other} <id>: a claim is taken with its workflow's plan \
              acceptance in the same push, and workflow main accepts no plan for \
-             pr-2-feat-subtract in this one"
+             pr-2-feat-subtract in this one (its plan is for pr-1-feat-add-numbers, as the \
+             server keys PRs)"
         )],
     );
 }
@@ -2237,13 +2331,18 @@ fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
     let before = server.refs(&first);
     let why = "a claim is taken with its workflow's plan acceptance in the same push, and \
         workflow main accepts no plan for pr-2-feat-subtract in this one";
+    // Where the chain moves, the refusal names the PR its plan is for, as the server keys it.
+    let why_moved =
+        format!("{why} (its plan is for pr-1-feat-add-numbers, as the server keys PRs)");
     let out = push(&first, &server, &[], &[REF, &format!("{claim}:{other}")]);
     refused(
         &first,
         &server,
         &before,
         &out,
-        &[&format!("git-orchestrate: refused {other} <id>: {why}")],
+        &[&format!(
+            "git-orchestrate: refused {other} <id>: {why_moved}"
+        )],
     );
     // The step's commit with the plan's summary in state.json (which only caches what
     // pr.json says, and which the replay does not hold) retitled as PR 2: the same.
@@ -2255,7 +2354,9 @@ fn a_claim_on_another_pr_than_the_pushed_plans_is_refused() {
         &server,
         &before,
         &out,
-        &[&format!("git-orchestrate: refused {other} <id>: {why}")],
+        &[&format!(
+            "git-orchestrate: refused {other} <id>: {why_moved}"
+        )],
     );
     first.git(&["update-ref", REF, &tip, &forged]);
 

@@ -202,8 +202,14 @@ fn record_reasons(
         verified_tree,
         resolved,
     ));
+    // Against the pin: the squashed tree, or, when a repin pinned main past the squash's
+    // base, the merge's tree (the squashed tree still has main's files as the base had them).
+    let judged_tree = match &facts.repinned_onto {
+        Some(_) => &facts.commit_tree,
+        None => &facts.final_tree,
+    };
     let mut protected =
-        crate::engine::verify::protected_changes(session, Some(state), config, &facts.final_tree)?;
+        crate::engine::verify::protected_changes(session, Some(state), config, judged_tree)?;
     // From main before the merge too: a pin is a commit in main's history, and a PR pinned
     // long ago must not take main's protected files back to how they were then.
     if let Some(base) = &facts.base {
@@ -406,8 +412,12 @@ struct Facts {
     /// The master-plan commit, its parents and what it changes from the squash.
     plan_commit: Option<(String, Vec<String>, Vec<String>)>,
     master_plan: Option<String>,
+    /// The pin is on the squash's base, or on main before a merge made again after a repin.
     pin_on_base: bool,
-    /// The config blob at the pin and on main before the merge (the squash's base).
+    /// The merge's first parent, when a repin pinned main there, past the squash's base.
+    repinned_onto: Option<String>,
+    /// The config blob at the pin and on main before the merge (the squash's base, or the
+    /// merge's first parent when a repin pinned past the base).
     config_at_pin: Option<String>,
     config_at_main: Option<String>,
     /// `.orchestrate/allowed_signers` at the pin and on main before the merge.
@@ -482,20 +492,34 @@ impl Facts {
             }),
             _ => None,
         };
+        let pin_on_base = match (pin, &base) {
+            (Some(pin), Some(base)) => git.is_ancestor(&pin.commit, base)?,
+            _ => false,
+        };
+        // A human's commit on main after the PR was squashed (a push that won the race with
+        // its landing) blocks the merge until a human repins, and the repin pins main's tip
+        // then, past the squash's base: the merge, made again onto that main, is judged
+        // against main before it (its first parent, which descends from the base) instead.
+        let repinned_onto = match (&onto_moved, pin) {
+            (Some(moved), Some(pin)) if !pin_on_base && moved.descends => git
+                .is_ancestor(&pin.commit, &moved.first)?
+                .then(|| moved.first.clone()),
+            _ => None,
+        };
+        let main_before = repinned_onto.clone().or_else(|| base.clone());
+        let main_before = main_before.as_ref();
         Ok(Facts {
             onto_moved,
             commit_tree: store.tree_of(commit)?,
             final_commit: final_commit.to_string(),
             merged_tree,
             final_tree: store.tree_of(final_commit)?,
-            pin_on_base: match (pin, &base) {
-                (Some(pin), Some(base)) => git.is_ancestor(&pin.commit, base)?,
-                _ => false,
-            },
+            pin_on_base: pin_on_base || repinned_onto.is_some(),
+            repinned_onto,
             config_at_pin: at(pin_commit.as_ref(), config::FILE_NAME)?,
-            config_at_main: at(base.as_ref(), config::FILE_NAME)?,
+            config_at_main: at(main_before, config::FILE_NAME)?,
             signers_at_pin: at(pin_commit.as_ref(), config::ALLOWED_SIGNERS)?,
-            signers_at_main: at(base.as_ref(), config::ALLOWED_SIGNERS)?,
+            signers_at_main: at(main_before, config::ALLOWED_SIGNERS)?,
             master_plan: store.plan(snap)?.map(|p| p.master_plan_path),
             commit_parents,
             base,

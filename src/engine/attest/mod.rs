@@ -688,13 +688,10 @@ pub(crate) fn write_verdict_note(
                     Some(locked) => locked.into(),
                     // Not "the workflow changed": a server has none, and this is no
                     // workflow's ref.
-                    None => EngineError::Io {
-                        what: format!("write the verdict on {commit} under {notes_ref}"),
-                        source: std::io::Error::other(format!(
-                            "the ref moved under each of {} tries (other verifiers writing \
-                             verdicts); run this command again",
-                            TRIES + 1
-                        )),
+                    None => EngineError::NotesBusy {
+                        attempts: TRIES + 1,
+                        commit: commit.to_string(),
+                        notes_ref: notes_ref.to_string(),
                     },
                 });
             }

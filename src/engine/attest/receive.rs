@@ -803,15 +803,15 @@ impl Held<'_> {
     /// against the others. The PR is keyed from the plan itself (`pr.json`, which the replay
     /// of the chain holds to its events), not from the summary `state.json` keeps beside it,
     /// which nothing checks.
-    fn accepts_plan_for(&self, name: &str, slug: &str) -> Result<bool, EngineError> {
+    fn accepts_plan_for(&self, name: &str, slug: &str) -> Result<Accepts, EngineError> {
         /// Commits walked back from the tip at most: a claim is pushed with its acceptance.
         const WALK: usize = 10_000;
         let Some((_, before)) = self.moved.iter().find(|(moved, _)| *moved == name) else {
-            return Ok(false);
+            return Ok(Accepts::No);
         };
         // The pushed chain comes first among them.
         let Some(chain) = self.chains.iter().find(|c| c.workflow == name) else {
-            return Ok(false);
+            return Ok(Accepts::No);
         };
         let session = self.verifier.session(chain)?;
         let store = &session.store;
@@ -820,31 +820,31 @@ impl Held<'_> {
         };
         let tip = store.read_at(chain.tip, &chain.reference)?;
         if initializing(&tip) {
-            return Ok(false);
+            return Ok(Accepts::No);
         }
         let Some(plan) = store.plan(&tip)? else {
-            return Ok(false);
+            return Ok(Accepts::No);
         };
         let works_on =
             crate::workflow::claims::pr_slug(self.master_plan.as_deref(), &plan.summary().title);
         if works_on != slug {
-            return Ok(false);
+            return Ok(Accepts::OtherPr(works_on));
         }
         let before = before.and_then(|id| ObjectId::from_hex(id.as_bytes()).ok());
         let mut at = chain.tip;
         for _ in 0..WALK {
             let Some(parent) = store.commit_parents(at)?.first().copied() else {
-                return Ok(false);
+                return Ok(Accepts::No);
             };
             if initializing(&store.read_at(parent, &chain.reference)?) {
-                return Ok(true);
+                return Ok(Accepts::Yes);
             }
             if Some(parent) == before {
-                return Ok(false);
+                return Ok(Accepts::No);
             }
             at = parent;
         }
-        Ok(false)
+        Ok(Accepts::No)
     }
 
     /// Whether workflow `name`, as this push leaves it, works on a PR (its plan accepted and
@@ -866,6 +866,15 @@ impl Held<'_> {
     }
 }
 
+/// Whether a pushed chain accepts its plan for the PR a claim names ([`Held::accepts_plan_for`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Accepts {
+    Yes,
+    No,
+    /// Its plan is another PR's, keyed as main's master plan keys it here.
+    OtherPr(String),
+}
+
 /// A claim's update, as the hook reads it.
 #[derive(Debug)]
 struct ClaimMove<'a> {
@@ -883,6 +892,8 @@ struct ClaimMove<'a> {
     /// Whether the new claim's workflow accepts its plan in this push: moved by it, and
     /// working on a PR once moved.
     accepted_here: bool,
+    /// The PR the new claim's workflow works on instead, keyed here, when that is another.
+    works_on: Option<String>,
     /// Pushed by a human listed in main's `[attest] humans`.
     human: bool,
 }
@@ -978,9 +989,12 @@ fn claim_refusal(m: &ClaimMove) -> Option<String> {
             old.expires
         )),
         Some(Some(new)) => (!m.accepted_here).then(|| {
+            let instead = m.works_on.as_ref().map_or(String::new(), |other| {
+                format!(" (its plan is for {other}, as the server keys PRs)")
+            });
             format!(
                 "a claim is taken with its workflow's plan acceptance in the same push, and \
-                 workflow {} accepts no plan for {} in this one",
+                 workflow {} accepts no plan for {} in this one{instead}",
                 new.workflow, m.slug
             )
         }),
@@ -1007,9 +1021,14 @@ fn judge_claim(
         Some(Some(c)) if !human => held.working(&c.workflow)?,
         _ => false,
     };
-    let accepted_here = match &new {
+    let accepts = match &new {
         Some(Some(c)) if !human => held.accepts_plan_for(&c.workflow, slug)?,
-        _ => false,
+        _ => Accepts::No,
+    };
+    let accepted_here = accepts == Accepts::Yes;
+    let works_on = match accepts {
+        Accepts::OtherPr(other) => Some(other),
+        Accepts::Yes | Accepts::No => None,
     };
     Ok(claim_refusal(&ClaimMove {
         slug,
@@ -1019,6 +1038,7 @@ fn judge_claim(
         ttl: i64::try_from(held.ttl.as_secs()).unwrap_or(i64::MAX),
         holder_working,
         accepted_here,
+        works_on,
         human,
     }))
 }
@@ -1126,16 +1146,24 @@ pub fn complete_record(dir: &Path) -> Result<Completed, EngineError> {
             }
             continue;
         }
-        let text =
-            std::fs::read_to_string(&path).map_err(io_error(format!("read {}", path.display())))?;
+        // Every push runs this, so two runs may take the same file at once: the file gone
+        // means the other run wrote its note (note first, file last), and this one goes on to
+        // the rest, which may be its own push's verdict.
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
+        };
         let changed = super::write_verdict_note(&store, ATTEST_NOTES_REF, &commit, &text)?;
         // Note first, then the file: a kill between the two leaves a file whose note is
-        // written already, which the next run writes again as it is (no change).
-        std::fs::remove_file(&path).map_err(io_error(format!("remove {}", path.display())))?;
-        if changed {
-            completed.written.push(commit);
-        } else {
-            completed.already_written.push(commit);
+        // written already, which the next run writes again as it is (no change). The run
+        // that removes the file reports the verdict, so racing runs report it once: written
+        // where this run's write changed the note, else found written already.
+        match std::fs::remove_file(&path) {
+            Ok(()) if changed => completed.written.push(commit),
+            Ok(()) => completed.already_written.push(commit),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(format!("remove {}", path.display()))(e)),
         }
     }
     Ok(completed)
@@ -1635,6 +1663,7 @@ mod tests {
             ttl: 7_200,
             holder_working: false,
             accepted_here: false,
+            works_on: None,
             human: false,
         };
         let live = || Some(Some(claim("a", "alice", now + 60)));

@@ -16,7 +16,7 @@ use next::{Next, Refusal, before_branch, object_id, with_phase};
 use tdd::{analysis_decided, checkpoint_recorded, preflight_passed, test_ran};
 
 use crate::workflow::Human;
-use crate::workflow::plan::{Plan, StepId};
+use crate::workflow::plan::{Plan, StepId, TaskStatus};
 use crate::workflow::review::{Finding, Priority, ReviewRecord, feedback_task};
 use crate::workflow::state::Verdict;
 use crate::workflow::state::{Attempts, Pending, State, Status, TddPending};
@@ -124,7 +124,9 @@ fn plan_submitted(
             state.status()
         )));
     }
-    if !super::branch_name::could_be_made(&branch) {
+    if !super::branch_name::could_be_made(&branch)
+        || state.main_branch.as_deref() == Some(branch.as_str())
+    {
         return Err(Refusal::Said(format!(
             "the PR branch {branch:?} is no name a PR title makes"
         )));
@@ -328,6 +330,19 @@ fn replanned(
         return Err(Refusal::WrongState);
     };
     let old = old.ok_or(Refusal::NoPlan)?;
+    // The task the scope reduction named, as the plan it replaces holds it: a recorded
+    // context is the chain's word, and the rules below are counted from it.
+    match old.tasks.get(context.step.task) {
+        Some(task) if task.name == context.original_task && task.status != TaskStatus::Done => {}
+        _ => {
+            return Err(Refusal::Said(format!(
+                "the re-plan replaces task {} (\"{}\"), which the plan it replaces does not hold \
+                 undone under that name",
+                context.step.task + 1,
+                context.original_task
+            )));
+        }
+    }
     if let Err(problems) = super::replan::check_replan(old, context, &plan) {
         let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(Refusal::Said(format!(
@@ -335,7 +350,7 @@ fn replanned(
             problems.join("; ")
         )));
     }
-    if plan.tasks.len() + 1 != old.tasks.len() + new_tasks {
+    if old.tasks.len().checked_add(new_tasks) != Some(plan.tasks.len() + 1) {
         return Err(Refusal::Said(format!(
             "the re-plan puts {} task(s) in the replaced one's place, not {new_tasks}",
             (plan.tasks.len() + 1).saturating_sub(old.tasks.len())

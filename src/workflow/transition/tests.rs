@@ -857,7 +857,16 @@ fn escalate_is_open_wherever_an_agent_can_be_stuck() {
 /// option or a path out of `refs/heads/` (a chain written by hand) is refused.
 #[test]
 fn a_plan_acceptance_naming_a_branch_no_title_makes_is_refused() {
-    for branch in ["--orphan=x", "-f", "../../config", "a..b", "feat/.x", ""] {
+    for branch in [
+        "--orphan=x",
+        "-f",
+        "../../config",
+        "a..b",
+        "feat/.x",
+        "",
+        "HEAD",
+        "main",
+    ] {
         let refused = transition(
             &state(Initializing),
             None,
@@ -897,6 +906,12 @@ fn a_replan_that_breaks_the_replan_rules_is_refused_by_the_transition() {
     retitled.pr_title = "feat: Subtract".into();
     let mut one_task = replan_of_add();
     one_task.tasks.pop();
+    let mut no_steps = replan_of_add();
+    for task in &mut no_steps.tasks {
+        task.tdd_steps.clear();
+    }
+    let mut red_last = replan_of_add();
+    red_last.tasks[1].tdd_steps.truncate(1);
     let old = plan_done(1);
     for (name, event, says) in [
         (
@@ -919,6 +934,21 @@ fn a_replan_that_breaks_the_replan_rules_is_refused_by_the_transition() {
             replan(replan_of_add(), 5),
             "not 5",
         ),
+        (
+            "a count that overflows",
+            replan(replan_of_add(), usize::MAX),
+            "not 18446744073709551615",
+        ),
+        (
+            "new tasks with no steps",
+            replan(no_steps, 2),
+            "tasks[0].tdd_steps: a new task needs its steps",
+        ),
+        (
+            "a new task ending at its RED test",
+            replan(red_last, 2),
+            "tasks[1].tdd_steps: a new task ends with a GREEN",
+        ),
     ] {
         let refused = transition(&replanning(), Some(&old), event)
             .expect_err(name)
@@ -932,6 +962,26 @@ fn a_replan_that_breaks_the_replan_rules_is_refused_by_the_transition() {
         "no PR plan is active in state REPLANNING"
     );
     assert!(transition(&replanning(), Some(&old), replan(replan_of_add(), 2)).is_ok());
+    // The task the recorded context names must be the plan's, by its place and name, undone.
+    let renamed = replanning().edit(|w| {
+        if let Some(context) = w.replan_context.as_mut() {
+            context.original_task = "sub".into();
+        }
+    });
+    let mut done = plan_done(3);
+    done.tasks[0].status = crate::workflow::plan::TaskStatus::Done;
+    for (name, state, old) in [
+        ("another name", renamed, plan_done(1)),
+        ("a DONE task", replanning(), done),
+    ] {
+        let refused = transition(&state, Some(&old), replan(replan_of_add(), 2))
+            .expect_err(name)
+            .message;
+        assert!(
+            refused.starts_with("the re-plan replaces task 1 ("),
+            "{name}: {refused}"
+        );
+    }
 }
 
 /// A recorded test run is held to the step `submit-work` runs a test for: the plan's current
