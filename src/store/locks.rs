@@ -47,19 +47,9 @@ impl Store {
         self.stale_lock_of(&self.ref_name)
             .or_else(|| self.stale_lock_of(&notes))
             .or_else(|| {
-                self.claim_locks().into_iter().find_map(|(name, path)| {
-                    let age = std::fs::metadata(&path)
-                        .ok()?
-                        .modified()
-                        .ok()?
-                        .elapsed()
-                        .unwrap_or_default();
-                    (age >= STALE_LOCK).then(|| StoreError::Locked {
-                        reference: name.to_string(),
-                        age,
-                        path,
-                    })
-                })
+                self.claim_locks()
+                    .into_iter()
+                    .find_map(|(name, path)| locked(&name, path, STALE_LOCK))
             })
     }
 
@@ -103,19 +93,9 @@ impl Store {
     /// that kept losing to a writer found in its way, when it is a lock still there.
     pub fn lock_on(&self, reference: &str) -> Option<StoreError> {
         let name = FullName::try_from(reference).ok()?;
-        self.lock_paths(&name).into_iter().find_map(|path| {
-            let age = std::fs::symlink_metadata(&path)
-                .ok()?
-                .modified()
-                .ok()?
-                .elapsed()
-                .unwrap_or_default();
-            Some(StoreError::Locked {
-                reference: name.to_string(),
-                age,
-                path,
-            })
-        })
+        self.lock_paths(&name)
+            .into_iter()
+            .find_map(|path| locked(&name, path, std::time::Duration::ZERO))
     }
 
     /// The lock files on the workflow ref, the notes ref and the claim refs (and on the packed
@@ -201,18 +181,24 @@ impl Store {
     }
 
     pub(super) fn stale_lock_of(&self, name: &FullName) -> Option<StoreError> {
-        self.lock_paths(name).into_iter().find_map(|path| {
-            let age = std::fs::metadata(&path)
-                .ok()?
-                .modified()
-                .ok()?
-                .elapsed()
-                .unwrap_or_default();
-            (age >= STALE_LOCK).then(|| StoreError::Locked {
-                reference: name.to_string(),
-                age,
-                path,
-            })
-        })
+        self.lock_paths(name)
+            .into_iter()
+            .find_map(|path| locked(name, path, STALE_LOCK))
     }
+}
+
+/// The lock file `path` on `name`, as a [`StoreError::Locked`], when it is there and at least
+/// `min_age` old (its own age, not a link's target's: a lock git leaves is a plain file).
+fn locked(name: &FullName, path: PathBuf, min_age: std::time::Duration) -> Option<StoreError> {
+    let age = std::fs::symlink_metadata(&path)
+        .ok()?
+        .modified()
+        .ok()?
+        .elapsed()
+        .unwrap_or_default();
+    (age >= min_age).then(|| StoreError::Locked {
+        reference: name.to_string(),
+        age,
+        path,
+    })
 }
