@@ -489,14 +489,13 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
     );
 }
 
-/// A human listed in `[attest] humans` pushes a commit to main, one that also touches a
-/// gate's script, while an agent's PR waits to land (the push wins the race with the landing:
-/// the state it leaves). The landing is blocked until a human repins, as the briefing says;
-/// the repin pins main's new tip, past the squash's base, and the merge made again onto that
-/// main lands through the hook, with the server's verdict, and `attest` of it passes in a
-/// fresh clone. It was refused for ever, which no agent or human could fix: "the PR was
-/// pinned at …, which is not in its base's history on main", and "the PR changes protected
-/// paths" (the squashed tree, on the old base, against the new pin).
+/// A human listed in `[attest] humans` pushes a commit to main while an agent's PR waits to
+/// land (the push wins the race with the landing: the state it leaves). The landing is
+/// blocked until a human repins, as the briefing says; the repin pins main's new tip, past
+/// the squash's base, and the merge made again onto that main lands through the hook (it
+/// was refused: "the PR was pinned at …, which is not in its base's history on main", which
+/// no agent or human could fix), with the server's verdict, and `attest` of it passes in a
+/// fresh clone.
 #[test]
 fn a_humans_push_that_beats_a_landing_is_repinned_and_the_landing_goes_through_the_hook() {
     let config = format!("{CONFIG}\n[attest]\nhumans = [\"user:alice\"]\n");
@@ -514,9 +513,6 @@ fn a_humans_push_that_beats_a_landing_is_repinned_and_the_landing_goes_through_t
     // `git daemon` authenticates no one: the human pushes over the local transport with
     // REMOTE_USER set, as an HTTP server sets it (docs/config.md, `[attest] humans`).
     let human = TestRepo::clone_of(&server.bare);
-    // The commit changes a gate's script too, a protected path a human may change on main.
-    let gate = std::fs::read_to_string(human.dir().join("run_tests.sh")).expect("the gate");
-    human.write("run_tests.sh", &format!("{gate}# reviewed by a human\n"));
     human.write("HUMAN.md", "a human's note\n");
     human.commit_all("docs: a human's note");
     let pushed = Run::from(

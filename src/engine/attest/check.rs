@@ -202,14 +202,8 @@ fn record_reasons(
         verified_tree,
         resolved,
     ));
-    // Against the pin: the squashed tree, or, when a repin pinned main past the squash's
-    // base, the merge's tree (the squashed tree still has main's files as the base had them).
-    let judged_tree = match &facts.repinned_onto {
-        Some(_) => &facts.commit_tree,
-        None => &facts.final_tree,
-    };
     let mut protected =
-        crate::engine::verify::protected_changes(session, Some(state), config, judged_tree)?;
+        crate::engine::verify::protected_changes(session, Some(state), config, &facts.final_tree)?;
     // From main before the merge too: a pin is a commit in main's history, and a PR pinned
     // long ago must not take main's protected files back to how they were then.
     if let Some(base) = &facts.base {
@@ -414,8 +408,6 @@ struct Facts {
     master_plan: Option<String>,
     /// The pin is on the squash's base, or on main before a merge made again after a repin.
     pin_on_base: bool,
-    /// The merge's first parent, when a repin pinned main there, past the squash's base.
-    repinned_onto: Option<String>,
     /// The config blob at the pin and on main before the merge (the squash's base, or the
     /// merge's first parent when a repin pinned past the base).
     config_at_pin: Option<String>,
@@ -506,8 +498,7 @@ impl Facts {
                 .then(|| moved.first.clone()),
             _ => None,
         };
-        let main_before = repinned_onto.clone().or_else(|| base.clone());
-        let main_before = main_before.as_ref();
+        let main_before = repinned_onto.as_ref().or(base.as_ref());
         Ok(Facts {
             onto_moved,
             commit_tree: store.tree_of(commit)?,
@@ -515,7 +506,6 @@ impl Facts {
             merged_tree,
             final_tree: store.tree_of(final_commit)?,
             pin_on_base: pin_on_base || repinned_onto.is_some(),
-            repinned_onto,
             config_at_pin: at(pin_commit.as_ref(), config::FILE_NAME)?,
             config_at_main: at(main_before, config::FILE_NAME)?,
             signers_at_pin: at(pin_commit.as_ref(), config::ALLOWED_SIGNERS)?,
