@@ -406,10 +406,8 @@ struct Facts {
     /// The master-plan commit, its parents and what it changes from the squash.
     plan_commit: Option<(String, Vec<String>, Vec<String>)>,
     master_plan: Option<String>,
-    /// The pin is on the squash's base, or on main before a merge made again after a repin.
     pin_on_base: bool,
-    /// The config blob at the pin and on main before the merge (the squash's base, or the
-    /// merge's first parent when a repin pinned past the base).
+    /// The config blob at the pin and on main before the merge (the squash's base).
     config_at_pin: Option<String>,
     config_at_main: Option<String>,
     /// `.orchestrate/allowed_signers` at the pin and on main before the merge.
@@ -484,32 +482,20 @@ impl Facts {
             }),
             _ => None,
         };
-        let pin_on_base = match (pin, &base) {
-            (Some(pin), Some(base)) => git.is_ancestor(&pin.commit, base)?,
-            _ => false,
-        };
-        // A human's commit on main after the PR was squashed (a push that won the race with
-        // its landing) blocks the merge until a human repins, and the repin pins main's tip
-        // then, past the squash's base: the merge, made again onto that main, is judged
-        // against main before it (its first parent, which descends from the base) instead.
-        let repinned_onto = match (&onto_moved, pin) {
-            (Some(moved), Some(pin)) if !pin_on_base && moved.descends => git
-                .is_ancestor(&pin.commit, &moved.first)?
-                .then(|| moved.first.clone()),
-            _ => None,
-        };
-        let main_before = repinned_onto.as_ref().or(base.as_ref());
         Ok(Facts {
             onto_moved,
             commit_tree: store.tree_of(commit)?,
             final_commit: final_commit.to_string(),
             merged_tree,
             final_tree: store.tree_of(final_commit)?,
-            pin_on_base: pin_on_base || repinned_onto.is_some(),
+            pin_on_base: match (pin, &base) {
+                (Some(pin), Some(base)) => git.is_ancestor(&pin.commit, base)?,
+                _ => false,
+            },
             config_at_pin: at(pin_commit.as_ref(), config::FILE_NAME)?,
-            config_at_main: at(main_before, config::FILE_NAME)?,
+            config_at_main: at(base.as_ref(), config::FILE_NAME)?,
             signers_at_pin: at(pin_commit.as_ref(), config::ALLOWED_SIGNERS)?,
-            signers_at_main: at(main_before, config::ALLOWED_SIGNERS)?,
+            signers_at_main: at(base.as_ref(), config::ALLOWED_SIGNERS)?,
             master_plan: store.plan(snap)?.map(|p| p.master_plan_path),
             commit_parents,
             base,
