@@ -826,7 +826,7 @@ impl Session {
                     }
                     // A writer at work holds a ref lock for milliseconds and then the ref moves;
                     // the same lock file, unchanged, over a still ref for this long is a crash's.
-                    let now = self.store.lock_sightings();
+                    let now = self.store.workflow_lock_sightings();
                     let mut next = Vec::with_capacity(now.len());
                     for lock in now {
                         let since = seen
@@ -844,8 +844,9 @@ impl Session {
                 other => return other,
             }
         }
-        // Not other processes, but a lock that nobody releases.
-        if let Some(locked) = self.store.stale_lock() {
+        // Not other processes, but a lock that nobody releases (a claim's too: a plan's
+        // acceptance writes its claim beside the workflow).
+        if let Some(locked) = self.store.lock_at_give_up() {
             return Err(EngineError::Store(locked));
         }
         Err(EngineError::RetriesExhausted {

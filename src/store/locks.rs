@@ -39,18 +39,25 @@ impl LockSighting {
 }
 
 impl Store {
-    /// A lock file on the workflow ref, the notes ref or a claim ref, as a
-    /// [`StoreError::Locked`], when it has been there longer than any command holds it: the
-    /// remains of a crash, not a process at work.
+    /// A lock file on the workflow ref or the notes ref, as a [`StoreError::Locked`], when it
+    /// has been there longer than any command holds it: the remains of a crash, not a process
+    /// at work.
     pub fn stale_lock(&self) -> Option<StoreError> {
         let notes = FullName::try_from(NOTES_REF).ok()?;
         self.stale_lock_of(&self.ref_name)
             .or_else(|| self.stale_lock_of(&notes))
-            .or_else(|| {
-                self.claim_locks()
-                    .into_iter()
-                    .find_map(|(name, path)| locked(&name, path, STALE_LOCK))
-            })
+    }
+
+    /// [`Self::stale_lock`], or a lock on a claim ref, of any age. Asked only once a command
+    /// has lost every attempt: a plan's acceptance writes its claim beside the workflow, and
+    /// a lock a kill left there makes each attempt lose; while retrying, a lock on another
+    /// PR's claim (which blocks no write of this workflow's) must not end a race merely lost.
+    pub fn lock_at_give_up(&self) -> Option<StoreError> {
+        self.stale_lock().or_else(|| {
+            self.claim_locks()
+                .into_iter()
+                .find_map(|(name, path)| locked(&name, path, std::time::Duration::ZERO))
+        })
     }
 
     /// The lock files on claim refs, this clone's and the remotes' copies (`<claim>.lock`
@@ -102,16 +109,7 @@ impl Store {
     /// refs) as they are now, each with what identifies it and the ref's value: a lock seen again unchanged
     /// while its ref stands still is held by nobody at work.
     pub fn lock_sightings(&self) -> Vec<LockSighting> {
-        let notes = FullName::try_from(NOTES_REF).ok();
-        let mut sightings: Vec<LockSighting> = [Some(self.ref_name.clone()), notes]
-            .into_iter()
-            .flatten()
-            .flat_map(|name| {
-                self.lock_paths(&name)
-                    .into_iter()
-                    .filter_map(move |path| self.sighting(&name, path))
-            })
-            .collect();
+        let mut sightings = self.workflow_lock_sightings();
         // A claim's own lock only: the packed refs' is the workflow ref's sighting already.
         sightings.extend(
             self.claim_locks()
@@ -119,6 +117,21 @@ impl Store {
                 .filter_map(|(name, path)| self.sighting(&name, path)),
         );
         sightings
+    }
+
+    /// [`Self::lock_sightings`] without the claim refs': what a lost race of this workflow's
+    /// can have lost to (a lock on another PR's claim blocks none of its writes).
+    pub fn workflow_lock_sightings(&self) -> Vec<LockSighting> {
+        let notes = FullName::try_from(NOTES_REF).ok();
+        [Some(self.ref_name.clone()), notes]
+            .into_iter()
+            .flatten()
+            .flat_map(|name| {
+                self.lock_paths(&name)
+                    .into_iter()
+                    .filter_map(move |path| self.sighting(&name, path))
+            })
+            .collect()
     }
 
     fn sighting(&self, name: &FullName, path: PathBuf) -> Option<LockSighting> {

@@ -1135,6 +1135,7 @@ pub fn complete_record(dir: &Path) -> Result<Completed, EngineError> {
         store.use_ref_commands(std::sync::Arc::new(judged.git.clone()));
     }
     let mut completed = Completed::default();
+    let mut failed = None;
     for (commit, path, stale) in kept {
         // A commit the push that judged it never brought (its objects left with the
         // quarantine) is no ancestor of anything: `is_ancestor` fails on it.
@@ -1154,7 +1155,15 @@ pub fn complete_record(dir: &Path) -> Result<Completed, EngineError> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
         };
-        let changed = super::write_verdict_note(&store, ATTEST_NOTES_REF, &commit, &text)?;
+        // A note that cannot be written now (its ref locked, or kept moving) leaves its
+        // verdict kept for the next run; the others, this push's among them, go on.
+        let changed = match super::write_verdict_note(&store, ATTEST_NOTES_REF, &commit, &text) {
+            Ok(changed) => changed,
+            Err(e) => {
+                failed.get_or_insert(e);
+                continue;
+            }
+        };
         // Note first, then the file: a kill between the two leaves a file whose note is
         // written already, which the next run writes again as it is (no change). The run
         // that removes the file reports the verdict, so racing runs report it once: written
@@ -1166,7 +1175,10 @@ pub fn complete_record(dir: &Path) -> Result<Completed, EngineError> {
             Err(e) => return Err(io_error(format!("remove {}", path.display()))(e)),
         }
     }
-    Ok(completed)
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(completed),
+    }
 }
 
 /// What the server remembers of a verdict on a tree under a policy (docs/integrity.md,
