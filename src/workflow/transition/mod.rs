@@ -77,9 +77,7 @@ pub fn transition(
         Event::ReviewCompleted { record, human } => review_completed(state, plan, record, human),
         Event::ReviewFailed { error } => review_failed(state, error),
         Event::Approved => approved(state),
-        Event::TreeApproved { tree, tests, flaky } => {
-            Ok(tree_approved(state, &tree, &tests, flaky))
-        }
+        Event::TreeApproved { tree, tests, flaky } => tree_approved(state, &tree, &tests, flaky),
         Event::Rejected { comment, by } => rejected(state, plan, comment, by),
         Event::Squashed { commit, .. } => squashed(state, commit),
         Event::FinalCheckRefused { reason, .. } => final_check_refused(state, reason),
@@ -149,6 +147,10 @@ fn plan_submitted(
 fn no_pr_left(state: &State, master_plan: Option<String>, summary: &str) -> Result<Next, Refusal> {
     if state.status() != Status::Initializing {
         return Err(Refusal::WrongState);
+    }
+    // Idle holds while main's master plan is this blob, compared by id.
+    if let Some(blob) = &master_plan {
+        object_id("master plan blob", blob)?;
     }
     let judged = master_plan
         .as_deref()
@@ -713,7 +715,14 @@ fn approved(state: &State) -> Result<Next, Refusal> {
 
 /// A human's approval of a tree by name: recorded, and nothing else moves, in any state
 /// (a flaky tree's answer may come after its merge).
-fn tree_approved(state: &State, tree: &str, tests: &[String], flaky: bool) -> Next {
+fn tree_approved(
+    state: &State,
+    tree: &str,
+    tests: &[String],
+    flaky: bool,
+) -> Result<Next, Refusal> {
+    // The approval holds for this tree alone, compared by id wherever it is read.
+    object_id("approved tree", tree)?;
     let mut what = Vec::new();
     if !tests.is_empty() {
         what.push(format!("the changes to {}", tests.join(", ")));
@@ -721,14 +730,14 @@ fn tree_approved(state: &State, tree: &str, tests: &[String], flaky: bool) -> Ne
     if flaky {
         what.push("a pass after an earlier failure".to_string());
     }
-    Next::new(
+    Ok(Next::new(
         state.clone(),
         format!(
             "a human approved, for the tree {} only, {}",
             crate::short_id(tree),
             what.join(" and ")
         ),
-    )
+    ))
 }
 
 fn rejected(

@@ -1101,6 +1101,12 @@ fn an_id_that_is_no_full_object_id_is_refused() {
         (state(MergingBranch), plan_done(3),
          Event::Merged { branch: "feat/add-numbers".into(), main: Some("origin/main".into()) },
          "the main commit after the merge \"origin/main\" is no full object id"),
+        (state(ExecutingTdd), plan(),
+         Event::TreeApproved { tree: "HEAD^{tree}".into(), tests: vec!["tests/t.sh".into()], flaky: false },
+         "the approved tree \"HEAD^{tree}\" is no full object id"),
+        (state(Initializing), plan(),
+         Event::NoPrLeft { master_plan: Some("main:PLAN.md".into()), summary: "done".into() },
+         "the master plan blob \"main:PLAN.md\" is no full object id"),
     ];
     for (before, plan, event, says) in cases {
         let refused = transition(&before, Some(&plan), event)
@@ -1154,6 +1160,31 @@ fn an_id_that_is_no_full_object_id_is_refused() {
             Event::Merged {
                 branch: "feat/add-numbers".into(),
                 main: Some(COMMIT.into()),
+            },
+        ),
+        (
+            state(ExecutingTdd),
+            plan(),
+            Event::TreeApproved {
+                tree: sha256.clone(),
+                tests: Vec::new(),
+                flaky: true,
+            },
+        ),
+        (
+            state(Initializing),
+            plan(),
+            Event::NoPrLeft {
+                master_plan: Some(TREE.into()),
+                summary: "done".into(),
+            },
+        ),
+        (
+            state(Initializing),
+            plan(),
+            Event::NoPrLeft {
+                master_plan: None,
+                summary: "done".into(),
             },
         ),
     ] {
