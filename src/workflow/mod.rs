@@ -43,6 +43,7 @@ pub mod stryker;
 pub mod ticket;
 pub mod timeline;
 mod transition;
+pub mod vitest_files;
 
 use std::fmt;
 

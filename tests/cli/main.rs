@@ -36,6 +36,7 @@ mod evidence_go_jest;
 mod evidence_hooks;
 mod evidence_hooks_config;
 mod evidence_mocha;
+mod evidence_vitest;
 mod evidence_wrapper;
 mod hooks;
 mod idle;

@@ -55,6 +55,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static CARGO_MUTANTS: OnceLock<Option<PathBuf>> = OnceLock::new();
     static YARN: OnceLock<Option<PathBuf>> = OnceLock::new();
     static PNPM: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static VITEST: OnceLock<Option<PathBuf>> = OnceLock::new();
     // The cell, the package and its version, the cache directory's name, the program.
     let (cell, package, version, dir, program) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
@@ -90,6 +91,9 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         // declares node ≥ 18).
         "yarn" => (&YARN, "yarn", "1.22.22", "yarn", name),
         "pnpm" => (&PNPM, "pnpm", "12.21.0", "pnpm", name),
+        // tests/cli/evidence_vitest.rs: vitest's jest-like JSON report, and its
+        // configuration as test code (3.x: Node 18 and 20; with vite 6, below).
+        "vitest" => (&VITEST, "vitest", "3.2.4", "vitest-vite6", name),
         // The other Python mutation tool docs/integrity.md names (tests/cli/adequacy.rs).
         "cosmic-ray" => (&COSMIC_RAY, "cosmic-ray", "8.7.0", "cosmic-ray", name),
         // The JavaScript one (tests/cli/adequacy_stryker.rs): 9.x, the last for Node 20.
@@ -190,6 +194,13 @@ pub fn tool(name: &str) -> Option<PathBuf> {
                     ])
                     .arg(&prefix)
                     .arg(format!("{package}@{version}"))
+                    // vitest 3 takes vite 5 to 7, and npm picks 7, which needs Node 20.19:
+                    // vite 6 runs on the Node 18 `.ci/run` installs where a machine has none.
+                    .args(if name == "vitest" {
+                        &["vite@6.3.5"][..]
+                    } else {
+                        &[]
+                    })
                     .current_dir(&prefix),
                 &format!("npm install {package}"),
             );

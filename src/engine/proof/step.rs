@@ -163,6 +163,17 @@ pub(super) fn red_pin(
         }
         pin.hooks.sort();
     }
+    // So are vitest's configuration files, present or not (one a GREEN step adds is taken
+    // out): vitest runs each before any test, and one that mocks the module under test makes
+    // the pinned test pass with the task's code never run.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome {
+        for file in crate::workflow::vitest_files::named_by_command(command) {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
     // The plugin modules `pytest_plugins` names are test code for the pinned test's runs,
     // each put back as RED steps left it: a value only running the module tells cannot be
     // pinned, and is refused here, where the step that can write it out is.

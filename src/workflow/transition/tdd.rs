@@ -207,6 +207,11 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     let mocha_config = |p: &&String| {
         mocha && (crate::workflow::mocha_files::is_config(p) || mocha_configs.contains(p))
     };
+    let vitest = crate::workflow::vitest_files::runs_vitest(command);
+    let vitest_configs = crate::workflow::vitest_files::configs_named_by_command(command);
+    let vitest_config = |p: &&String| {
+        vitest && (crate::workflow::vitest_files::is_config(p) || vitest_configs.contains(p))
+    };
     let mut kinds = Vec::new();
     if hooks.iter().any(|p| is_conftest(p)) {
         kinds.push("conftest.py");
@@ -216,6 +221,7 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
         !is_cargo_file(p)
             && !script(p)
             && !mocha_config(p)
+            && !vitest_config(p)
             && (is_config(p) || [".ini", ".cfg", ".toml"].iter().any(|e| p.ends_with(e)))
     };
     if hooks.iter().any(config) {
@@ -230,6 +236,9 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     if hooks.iter().any(mocha_config) {
         kinds.push("mocha's configuration");
     }
+    if hooks.iter().any(vitest_config) {
+        kinds.push("vitest's configuration");
+    }
     let other = |p: &&&String| {
         !is_conftest(p)
             && !config(p)
@@ -237,6 +246,7 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
             && !is_cargo_file(p)
             && !script(p)
             && !mocha_config(p)
+            && !vitest_config(p)
     };
     if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
         kinds.push("a plugin module pytest loads");
@@ -718,6 +728,16 @@ mod tests {
                 "A module mocha loads is",
             ),
             (&["test/setup.js"][..], "npx jest", "A module jest loads is"),
+            (
+                &["vite.config.ts", "vitest.config.js"][..],
+                "npx vitest run",
+                "vitest's configuration is",
+            ),
+            (
+                &["ci/vt.mjs"][..],
+                "npx vitest run -c ci/vt.mjs",
+                "vitest's configuration is",
+            ),
         ];
         for (hooks, command, expected) in cases {
             assert_eq!(named(hooks, command), expected, "{hooks:?} {command}");

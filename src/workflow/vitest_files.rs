@@ -1,0 +1,183 @@
+//! What vitest reads around a test besides the test (docs/integrity.md, "Per-test
+//! evidence"): its configuration files, looked for in the directory it runs in
+//! (`vitest.config.*`, else vite's own `vite.config.*`, and the `vitest.workspace.*` or
+//! `vitest.projects.*` that lists its projects), and the one a `--config` names. Each is code
+//! vitest runs before any test: one that mocks the module under test, or sets up a file that
+//! wraps `test`, makes the pinned test report passed with the task's code never run. Pure.
+
+/// The names vitest 3 looks for its configuration by, in its root: `vitest.config` and
+/// `vite.config` with each extension it loads, and the projects' lists.
+pub const CONFIG_FILES: &[&str] = &[
+    "vitest.config.ts",
+    "vitest.config.mts",
+    "vitest.config.cts",
+    "vitest.config.js",
+    "vitest.config.mjs",
+    "vitest.config.cjs",
+    "vite.config.ts",
+    "vite.config.mts",
+    "vite.config.cts",
+    "vite.config.js",
+    "vite.config.mjs",
+    "vite.config.cjs",
+    "vitest.workspace.ts",
+    "vitest.workspace.mts",
+    "vitest.workspace.cts",
+    "vitest.workspace.js",
+    "vitest.workspace.mjs",
+    "vitest.workspace.cjs",
+    "vitest.workspace.json",
+    "vitest.projects.ts",
+    "vitest.projects.mts",
+    "vitest.projects.cts",
+    "vitest.projects.js",
+    "vitest.projects.mjs",
+    "vitest.projects.cjs",
+    "vitest.projects.json",
+];
+
+/// The words of `command`, split at white space and shell separators, quotes dropped.
+fn words(command: &str) -> Vec<String> {
+    command
+        .split(|c: char| c.is_whitespace() || ";&|()`".contains(c))
+        .map(|w| w.replace(['\'', '"'], ""))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// True when one of the command's words is the program `vitest` (a path to it too).
+pub fn runs_vitest(command: &str) -> bool {
+    words(command)
+        .iter()
+        .any(|w| w.rsplit('/').next() == Some("vitest"))
+}
+
+/// Whether `path` is named as one of vitest's configuration files ([`CONFIG_FILES`]).
+pub fn is_config(path: &str) -> bool {
+    CONFIG_FILES.contains(&path.rsplit('/').next().unwrap_or(path))
+}
+
+/// A path of the repository as a command names it: relative, inside, `./` dropped.
+fn inside(path: &str) -> Option<String> {
+    let path = path.trim_start_matches("./").trim_end_matches('/');
+    let ok = !path.is_empty()
+        && !path.starts_with(['/', '~'])
+        && !path.contains('$')
+        && path.split('/').all(|p| !matches!(p, "" | "." | ".."));
+    ok.then(|| path.to_string())
+}
+
+/// The configuration files of the repository a command that runs vitest may load: each of
+/// [`CONFIG_FILES`] in the root it runs in (the repository's, or the one `--root`/`-r`
+/// names), whether the tree has it or not, and the file `--config`/`-c` names; nothing for a
+/// command that does not run vitest. What an option's value is built from (a variable) is not
+/// guessed at.
+pub fn named_by_command(command: &str) -> Vec<String> {
+    if !runs_vitest(command) {
+        return Vec::new();
+    }
+    let words = words(command);
+    let mut roots = vec![String::new()];
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i].as_str();
+        i += 1;
+        let (is_config, value) = match word.split_once('=') {
+            Some(("--config" | "-c", v)) => (true, Some(v.to_string())),
+            Some(("--root" | "-r", v)) => (false, Some(v.to_string())),
+            _ if matches!(word, "--config" | "-c" | "--root" | "-r") => {
+                (matches!(word, "--config" | "-c"), words.get(i).cloned())
+            }
+            _ => continue,
+        };
+        let Some(path) = value.as_deref().and_then(inside) else {
+            continue;
+        };
+        if is_config {
+            out.push(path);
+        } else {
+            roots.push(path);
+        }
+    }
+    for root in roots {
+        for name in CONFIG_FILES {
+            out.push(match root.as_str() {
+                "" => name.to_string(),
+                dir => format!("{dir}/{name}"),
+            });
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The configuration files a vitest command line names with `--config`.
+pub fn configs_named_by_command(command: &str) -> Vec<String> {
+    named_by_command(command)
+        .into_iter()
+        .filter(|p| !is_config(p))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn all_in(dir: &str) -> Vec<String> {
+        CONFIG_FILES
+            .iter()
+            .map(|n| match dir {
+                "" => n.to_string(),
+                d => format!("{d}/{n}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_vitest_command_names_every_configuration_file_of_its_root() {
+        let mut root = all_in("");
+        root.sort();
+        assert_eq!(named_by_command("npx vitest run"), root);
+        assert_eq!(
+            named_by_command("./node_modules/.bin/vitest --run tests"),
+            root
+        );
+        assert_eq!(named_by_command("cd web && vitest run"), root);
+        let mut with = root.clone();
+        with.push("ci/vt.config.mjs".to_string());
+        with.sort();
+        assert_eq!(
+            named_by_command("vitest run --config ci/vt.config.mjs"),
+            with
+        );
+        assert_eq!(named_by_command("vitest run -c=./ci/vt.config.mjs"), with);
+        assert_eq!(
+            configs_named_by_command("vitest run -c ci/vt.config.mjs"),
+            vec!["ci/vt.config.mjs".to_string()]
+        );
+        let mut rooted = root.clone();
+        rooted.extend(all_in("web"));
+        rooted.sort();
+        assert_eq!(named_by_command("vitest run --root web"), rooted);
+        assert_eq!(named_by_command("vitest run -r=./web/"), rooted);
+    }
+
+    #[test]
+    fn paths_outside_the_repository_and_other_runners_name_nothing() {
+        let mut root = all_in("");
+        root.sort();
+        assert_eq!(
+            named_by_command("vitest run --config /tmp/x.js --root ../up"),
+            root
+        );
+        assert_eq!(named_by_command("vitest run -c $CONFIG"), root);
+        assert!(named_by_command("npx jest --config vitest.config.js").is_empty());
+        assert!(named_by_command("pytest tests/test_vitest.py").is_empty());
+        assert!(!runs_vitest("echo vitest-free"));
+        assert!(is_config("web/vite.config.ts"));
+        assert!(!is_config("src/vite.ts"));
+    }
+}
