@@ -69,9 +69,12 @@ pub enum RunnerPart {
     Toml(toml::Value),
     /// An INI file's pytest sections: each one's name and its lines, as written.
     Ini(Vec<(String, Vec<String>)>),
-    /// A `package.json`'s `jest` value.
+    /// A `package.json`'s `jest` and `mocha` values, those it has.
     Json(serde_json::Value),
 }
+
+/// The keys of a `package.json` a test runner reads its options from: jest's and mocha's.
+const RUNNER_KEYS: &[&str] = &["jest", "mocha"];
 
 /// See [`RunnerPart`].
 pub fn pytest_part(path: &str, content: Option<&[u8]>) -> RunnerPart {
@@ -93,10 +96,17 @@ pub fn pytest_part(path: &str, content: Option<&[u8]>) -> RunnerPart {
     };
     if file_name(path) == "package.json" {
         return match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(json) => match json.get("jest") {
-                Some(jest) => RunnerPart::Json(jest.clone()),
-                None => RunnerPart::Nothing,
-            },
+            Ok(json) => {
+                let runners: serde_json::Map<String, serde_json::Value> = RUNNER_KEYS
+                    .iter()
+                    .filter_map(|key| json.get(*key).map(|v| (key.to_string(), v.clone())))
+                    .collect();
+                if runners.is_empty() {
+                    RunnerPart::Nothing
+                } else {
+                    RunnerPart::Json(serde_json::Value::Object(runners))
+                }
+            }
             Err(_) => RunnerPart::Bytes(bytes.to_vec()),
         };
     }
@@ -948,8 +958,8 @@ mod tests {
     }
 
     #[test]
-    fn package_json_counts_by_its_jest_key() {
-        // package.json counts by its `jest` key.
+    fn package_json_counts_by_its_jest_and_mocha_keys() {
+        // package.json counts by its `jest` and `mocha` keys.
         assert!(same_for_pytest(
             "package.json",
             Some(br#"{"dependencies": {}, "jest": {"verbose": true}}"#),
@@ -959,6 +969,26 @@ mod tests {
             "package.json",
             Some(br#"{"name": "calc"}"#),
             Some(br#"{"name": "calc", "jest": {"setupFiles": ["./s.js"]}}"#)
+        ));
+        assert!(same_for_pytest(
+            "package.json",
+            Some(br#"{"mocha": {"spec": "test"}}"#),
+            Some(br#"{"version": "2.0.0", "mocha": {"spec": "test"}}"#)
+        ));
+        assert!(!same_for_pytest(
+            "package.json",
+            Some(br#"{"name": "calc"}"#),
+            Some(br#"{"name": "calc", "mocha": {"require": ["./stub.js"]}}"#)
+        ));
+        assert!(!same_for_pytest(
+            "package.json",
+            Some(br#"{"jest": {}, "mocha": {"spec": "test"}}"#),
+            Some(br#"{"jest": {}, "mocha": {"spec": "other"}}"#)
+        ));
+        assert!(!same_for_pytest(
+            "package.json",
+            None,
+            Some(br#"{"mocha": {}}"#)
         ));
     }
 

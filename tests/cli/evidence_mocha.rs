@@ -2,7 +2,7 @@
 //! through the whole flow: the RED step pins the test by its full title and its file, a GREEN
 //! step that exits 0 without that test passing from that file is refused naming it (an exit
 //! before the tests run, a skipped test, the title reused in another file, mocha's
-//! configuration rewritten to load a stub), and the honest twin is proven by id by the final
+//! configuration, `.mocharc.*` or `package.json`'s `mocha` key, rewritten to load a stub), and the honest twin is proven by id by the final
 //! check and by `attest` in a fresh clone. npm is required: without it the tests fail, they
 //! are not skipped.
 
@@ -114,9 +114,11 @@ fn a_mocha_run_that_exits_0_or_skips_is_refused() {
 }
 
 /// The pinned test's title written in another file, the pinned file emptied and left out of
-/// the files mocha loads (`package.json`'s `mocha` key, not pinned): the RED step recorded
-/// the file mocha named for the pinned test, and the RED test's run (the pinned file put
-/// back, not loaded) reports the title passing only from the other file: refused, naming both.
+/// the files mocha loads through `package.json`'s `mocha` key: that key is mocha's
+/// configuration, pinned with the test, so the RED test's run has the pinned file put back
+/// and loaded, and it fails. (Where the pinned file is still not what mocha loads, the title
+/// passing from another file is refused by the file mocha names for it: src/workflow/evidence
+/// tests.)
 #[test]
 fn a_mocha_title_reused_in_another_file_is_refused_at_green() {
     let command = mocha_command();
@@ -136,10 +138,14 @@ fn a_mocha_title_reused_in_another_file_is_refused_at_green() {
         Some(
             format!(
                 "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run \
-                 with test/mul.js as the RED step left it) passes without running a test (the \
-                 pinned test `{PINNED}` is reported from test/other.js, not from test/mul.js, \
-                 where the RED run reported it failing: a test of the same name in another file \
-                 is another test): the GREEN step must make it pass; debugging attempt 1"
+                 with test/mul.js as the RED step left it; package.json as the RED step left it) \
+                 still fails (exit 1): the GREEN step must make it pass. mocha's configuration is \
+                 test code, which only a RED step may write: what the GREEN step changed there is \
+                 not in the RED test's run. What the test needs from it (a fixture, say) belongs \
+                 in the task's RED test file, written by its RED step; submit-work cannot undo \
+                 the GREEN step, so a RED step that lacks it needs a new plan \
+                 (`request-scope-reduction` once unlocked, or `submit-work --contradiction`); \
+                 debugging attempt 1"
             )
             .as_str()
         ),
@@ -175,6 +181,53 @@ fn a_mocharc_a_green_step_writes_to_require_a_stub_is_refused() {
     assert_eq!(repo.status(), "DEBUGGING");
 }
 
+/// The same stub loaded through a `mocha` key the GREEN step adds to `package.json` (mocha
+/// reads its options there too): the RED test's run has `package.json` as the RED step left
+/// it, still fails, and the refusal says mocha's configuration is test code. A GREEN step that
+/// changes `package.json` elsewhere (a dependency) keeps its change for the pinned test.
+#[test]
+fn a_mocha_key_a_green_step_writes_to_package_json_is_refused() {
+    let command = mocha_command();
+    let repo = calc(&command, "");
+    mocha_red(&repo, &command);
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"private\": true, \"mocha\": {\"require\": [\"./stub.js\"]}}\n",
+    );
+    repo.write("stub.js", "require('./calc').mul = (a, b) => a * b;\n");
+    let out = repo.submit_test(&command, None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next(),
+        Some(
+            format!(
+                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run \
+                 with package.json as the RED step left it) still fails (exit 1): the GREEN step \
+                 must make it pass. mocha's configuration is test code, which only a RED step may \
+                 write: what the GREEN step changed there is not in the RED test's run. What the \
+                 test needs from it (a fixture, say) belongs in the task's RED test file, written \
+                 by its RED step; submit-work cannot undo the GREEN step, so a RED step that lacks \
+                 it needs a new plan (`request-scope-reduction` once unlocked, or `submit-work \
+                 --contradiction`); debugging attempt 1"
+            )
+            .as_str()
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+
+    // The honest twin: a dependency added, `mul` written.
+    let repo = calc(&command, "");
+    mocha_red(&repo, &command);
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"private\": true, \"dependencies\": {}}\n",
+    );
+    repo.write("calc.js", CALC_MUL);
+    repo.submit_test(&command, None).expect(0);
+}
+
 /// The honest mocha PR, proven by id at GREEN, by the final check and by `attest` in a fresh
 /// clone: mocha names the test by its full title, and its file relative to each run's
 /// directory (the base's and the final tree's runs are in two worktrees).
@@ -187,10 +240,10 @@ fn an_honest_mocha_pr_is_proven_by_test_id_locally_and_by_attest() {
     proven_by_id(&repo, &command, 1, "mocha-json", PINNED);
 }
 
-/// The pinned test's title in another file, the pinned file left out of what mocha loads,
-/// written after GREEN and checkpointed (the gate passes): on the squashed commit the title
-/// passes from another file than on the base, where it failed: the final check and `attest`
-/// in a fresh clone refuse it, naming both files.
+/// The pinned test's title in another file, the pinned file left out of what mocha loads
+/// through `package.json`'s `mocha` key, written after GREEN and checkpointed (the gate
+/// passes): the final check and `attest` in a fresh clone run the pinned test with
+/// `package.json` as the RED step left it, mocha loads the pinned file, and it fails.
 #[test]
 fn a_mocha_title_moved_to_another_file_is_refused_at_the_end_and_by_attest() {
     let command = mocha_command();
@@ -209,12 +262,12 @@ fn a_mocha_title_moved_to_another_file_is_refused_at_the_end_and_by_attest() {
         squash(&repo);
         repo
     };
+    // `package.json`'s `mocha` key is mocha's configuration: put back as the RED step left
+    // it, mocha loads the pinned file again, and its test fails.
     let refusal = format!(
         "the final check of task 1's RED test (step 1.1, `{command}`, with test/mul.js as the \
-         RED step left them) failed: on the squashed commit its exit code is not borne out by \
-         what the test runner reported: the pinned test `{PINNED}` is reported from \
-         test/other.js, not from test/mul.js, where it failed on the base: it is another test \
-         of the same name. Output:"
+         RED step left them, and package.json as RED steps left it, else as the base has it) \
+         failed: it fails on the squashed commit (exit 1). Output:"
     );
     refused_at_the_end_and_by_attest(moved, &refusal, "");
 }
@@ -222,8 +275,9 @@ fn a_mocha_title_moved_to_another_file_is_refused_at_the_end_and_by_attest() {
 /// The common JavaScript RED whose test file does not load (it requires a module main does
 /// not have): mocha ends before it reports, so nothing is pinned by id, and the tests of the
 /// pinned file are tied to it by the file mocha names for each. The honest twin is proven so,
-/// by the final check and by `attest`; the pinned file left out of what mocha loads (its
-/// title passing from another file) leaves none of its tests reported, and is refused.
+/// by the final check and by `attest`; the pinned file left out of what mocha loads through
+/// `package.json`'s `mocha` key (its title passing from another file, `mul` still wrong) is
+/// refused: the RED test's run has `package.json` as the RED step left it.
 #[test]
 fn a_mocha_file_that_did_not_load_on_the_base_is_held_by_its_tests() {
     let command = mocha_command();
@@ -246,12 +300,28 @@ describe('calc', () => {\n  it('muls', () => {\n    assert.strictEqual(mul(2, 3)
     proven_by_id(&repo, &command, 1, "mocha-json", PINNED);
 
     let repo = red_unloaded();
-    repo.write("mul.js", "module.exports = (a, b) => a * b;\n");
+    repo.write("mul.js", "module.exports = (a, b) => a + b;\n");
     repo.write("test/other.js", TEST_OTHER);
     repo.write("package.json", PACKAGE_JSON_OTHER);
-    green_refused(
-        &repo,
-        &command,
-        "no test of the pinned files (test/mul.js) was reported: nothing was pinned by id",
+    let out = repo.submit_test(&command, None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next(),
+        Some(
+            format!(
+                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run \
+                 with package.json as the RED step left it) still fails (exit 1): the GREEN step \
+                 must make it pass. mocha's configuration is test code, which only a RED step may \
+                 write: what the GREEN step changed there is not in the RED test's run. What the \
+                 test needs from it (a fixture, say) belongs in the task's RED test file, written \
+                 by its RED step; submit-work cannot undo the GREEN step, so a RED step that lacks \
+                 it needs a new plan (`request-scope-reduction` once unlocked, or `submit-work \
+                 --contradiction`); debugging attempt 1"
+            )
+            .as_str()
+        ),
+        "{}",
+        out.stdout
     );
+    assert_eq!(repo.status(), "DEBUGGING");
 }

@@ -215,10 +215,13 @@ pub(super) fn mocha_files(
     command: &str,
 ) -> Result<Vec<String>, EngineError> {
     let named = mocha_files::named_by_command(command);
+    // The root `package.json` too, by its `mocha` key ([`pytest_files::pytest_part`]): mocha
+    // reads its options there, a `require` among them.
     let mut out: Vec<String> = mocha_files::CONFIG_FILES
         .iter()
         .map(|c| c.to_string())
         .chain(named.iter().cloned())
+        .chain(std::iter::once(red::PACKAGE_JSON.to_string()))
         .collect();
     let configs = mocha_files::CONFIG_FILES
         .iter()

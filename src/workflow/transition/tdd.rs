@@ -205,7 +205,10 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
         == Some(crate::workflow::evidence::ReportAsk::Mocha);
     let mocha_configs = crate::workflow::mocha_files::configs_named_by_command(command);
     let mocha_config = |p: &&String| {
-        mocha && (crate::workflow::mocha_files::is_config(p) || mocha_configs.contains(p))
+        mocha
+            && (crate::workflow::mocha_files::is_config(p)
+                || mocha_configs.contains(p)
+                || p.as_str() == crate::workflow::red::PACKAGE_JSON)
     };
     let vitest = crate::workflow::vitest_files::runs_vitest(command);
     let vitest_configs = crate::workflow::vitest_files::configs_named_by_command(command);
@@ -251,7 +254,7 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
         kinds.push("a plugin module pytest loads");
     }
-    if hooks.iter().any(|p| is_jest_config(p)) {
+    if hooks.iter().any(|p| is_jest_config(p) && !mocha_config(&p)) {
         kinds.push("jest's configuration");
     }
     if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
@@ -727,6 +730,12 @@ mod tests {
                 "npx mocha -r test/setup.js test",
                 "A module mocha loads is",
             ),
+            (
+                &["package.json"][..],
+                "npx mocha test",
+                "mocha's configuration is",
+            ),
+            (&["package.json"][..], "npx jest", "jest's configuration is"),
             (&["test/setup.js"][..], "npx jest", "A module jest loads is"),
             (
                 &["vite.config.ts", "vitest.config.js"][..],
