@@ -254,7 +254,7 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
         kinds.push("a plugin module pytest loads");
     }
-    if hooks.iter().any(|p| is_jest_config(p) && !mocha_config(&p)) {
+    if hooks.iter().any(|p| is_jest_config(p) && !mocha_config(p)) {
         kinds.push("jest's configuration");
     }
     if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
