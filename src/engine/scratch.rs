@@ -152,6 +152,19 @@ fn writes_move_change_time(dir: &Path) -> bool {
         .is_some_and(|kind| matches!(kind, EXT | XFS | BTRFS))
 }
 
+/// Whether the file whose metadata is `meta` was written since its [`Stamp`] was taken
+/// (`stamp`), whatever it holds now: another file in its place, or its change time moved.
+/// Code a test loads can rewrite the pinned test before its runner reads it and put the
+/// bytes back once it ran (a module imported at collection, a build script): a compare of
+/// bytes finds nothing, but the change time, which no process sets back, does. `false`
+/// without a stamp (a racy file, a filesystem whose change times are not trusted).
+fn rewritten(meta: &std::fs::Metadata, stamp: Option<Stamp>) -> bool {
+    stamp.is_some_and(|s| {
+        let now = Stamp::of(meta);
+        (now.dev, now.ino, now.ctime) != (s.dev, s.ino, s.ctime)
+    })
+}
+
 /// Whether the file at `full`, whose metadata is `meta`, still holds `bytes` with the mode
 /// `same_mode` accepts: by its [`Stamp`] alone when it has one as read, else by its bytes.
 fn holds(
@@ -267,12 +280,14 @@ impl<'a> Scratch<'a> {
     /// `attest` mode). When the baseline is what it was settled as, the reset's own walk
     /// finds them: a file of the baseline is unchanged when the walk, through real
     /// directories only, finds it as it was (its executable bit, not its other mode bits,
-    /// compared, as [`Scratch::changed`] does). Otherwise, a compare then a reset. The
+    /// compared, as [`Scratch::changed`] does), and not written since its stamp was taken
+    /// ([`rewritten`]: a run that rewrote a file and put its bytes back changed it, where
+    /// [`Scratch::changed`] compares bytes alone). Otherwise, a compare then a reset. The
     /// worktree is reset either way.
     pub fn reset_changed(&self) -> Result<Vec<String>, EngineError> {
         let settled = matches!(&*self.baseline.borrow(), Baseline::Settled);
         let Some(files) = self.made.files.as_ref().filter(|_| settled) else {
-            let changed = self.changed()?;
+            let changed = self.compare(true)?;
             self.reset()?;
             return Ok(changed);
         };
@@ -364,14 +379,20 @@ impl<'a> Scratch<'a> {
     /// not named: test runs leave reports and caches that a project does not always ignore
     /// (`coverage.xml`, `__pycache__`). Every file of the baseline is compared, ignored or not.
     pub fn changed(&self) -> Result<Vec<String>, EngineError> {
+        self.compare(false)
+    }
+
+    /// [`Scratch::changed`]; with `written_counts`, a file written since its stamp was taken
+    /// is changed though its bytes were put back ([`rewritten`]).
+    fn compare(&self, written_counts: bool) -> Result<Vec<String>, EngineError> {
         match &*self.baseline.borrow() {
             Baseline::Settled => match &self.made.files {
-                Some(files) => Ok(changed_files(self.path(), files)),
+                Some(files) => Ok(changed_files(self.path(), files, written_counts)),
                 None => Err(EngineError::Internal(
                     "the scratch worktree's settled files were not kept".into(),
                 )),
             },
-            Baseline::Files(files) => Ok(changed_files(self.path(), files)),
+            Baseline::Files(files) => Ok(changed_files(self.path(), files, written_counts)),
             Baseline::Shadow => Ok(self.git.changed_since(&self.shadow())?),
             Baseline::None => Err(EngineError::Internal(
                 "the scratch worktree's files were compared with no baseline".into(),
@@ -661,7 +682,7 @@ fn read_entries(dir: &Path, path: &Path, files: &mut Files) -> std::io::Result<(
 /// gone, another kind, other bytes or target, or the executable bit changed (what git
 /// compares of a mode). Each is reached through real directories only: one a test replaced
 /// with a link does not lead to a copy elsewhere.
-fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
+fn changed_files(dir: &Path, files: &Files, written_counts: bool) -> Vec<String> {
     let mut real_dirs: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
     let mut is_real_dir = |rel: &Path| -> bool {
         rel.ancestors()
@@ -688,9 +709,10 @@ fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
                     && std::fs::read_link(&full).is_ok_and(|t| t == *target)
             }
             (FileEntry::File { mode, bytes, stamp }, Some(meta)) => {
-                holds(&full, &meta, (bytes, *stamp), |now| {
-                    (now & 0o100) == (mode & 0o100)
-                })
+                !(written_counts && rewritten(&meta, *stamp))
+                    && holds(&full, &meta, (bytes, *stamp), |now| {
+                        (now & 0o100) == (mode & 0o100)
+                    })
             }
         };
         if !same {
@@ -747,7 +769,9 @@ fn restore_files(
                         let kept = holds(&full, &meta, (bytes, *stamp), |now| now == *made);
                         // Another mode, the executable bit alone compared: no change for
                         // a compare, a rewrite for a reset.
-                        if let Some(seen) = unchanged.as_deref_mut().filter(|_| !kept)
+                        if let Some(seen) = unchanged
+                            .as_deref_mut()
+                            .filter(|_| !kept && !rewritten(&meta, *stamp))
                             && holds(&full, &meta, (bytes, *stamp), |now| {
                                 (now & 0o100) == (made & 0o100)
                             })
@@ -759,7 +783,15 @@ fn restore_files(
                     None => false,
                 }
             };
-            if let Some(seen) = unchanged.as_deref_mut().filter(|_| keep && !meta.is_dir()) {
+            // A file kept as it holds its bytes, but written meanwhile, is no unchanged file.
+            let written = matches!(
+                files.entries.get(&path),
+                Some(FileEntry::File { stamp, .. }) if rewritten(&meta, *stamp)
+            );
+            if let Some(seen) = unchanged
+                .as_deref_mut()
+                .filter(|_| keep && !meta.is_dir() && !written)
+            {
                 seen.insert(path.clone());
             }
             match (keep, meta.is_dir()) {
@@ -984,7 +1016,7 @@ mod tests {
         std::os::unix::fs::symlink("same", root.join("link")).unwrap();
         std::fs::write(root.join(".git"), "gitdir: elsewhere").unwrap();
         let files = read_files(root).unwrap().unwrap();
-        assert_eq!(changed_files(root, &files), Vec::<String>::new());
+        assert_eq!(changed_files(root, &files, false), Vec::<String>::new());
         // Same size, other bytes; gone; executable; a directory swapped for a link to a copy
         // of it; a link retargeted; a new file and the `.git` file are not the tree's.
         std::fs::write(root.join("rewritten"), "B").unwrap();
@@ -1000,7 +1032,7 @@ mod tests {
         std::fs::write(root.join("new"), "g").unwrap();
         std::fs::write(root.join(".git"), "gitdir: moved").unwrap();
         assert_eq!(
-            changed_files(root, &files),
+            changed_files(root, &files, false),
             [
                 "d/inside",
                 "ignored.log",
@@ -1013,7 +1045,7 @@ mod tests {
         // A mode change git does not see (group write) is no change.
         std::fs::set_permissions(root.join("same"), std::fs::Permissions::from_mode(0o664))
             .unwrap();
-        assert!(!changed_files(root, &files).contains(&"same".to_string()));
+        assert!(!changed_files(root, &files, false).contains(&"same".to_string()));
     }
 }
 

@@ -673,3 +673,72 @@ fn with_no_report_on_the_base_the_pinned_files_tests_must_pass() {
     assert_eq!(proof["evidence"], "junit", "{proof}");
     assert_eq!(proof["tests"], serde_json::json!([PINNED]), "{proof}");
 }
+
+/// `calc.py`, imported by `tests/test_add.py` before pytest reads `tests/test_mul.py`,
+/// rewrites the pinned test into one that passes, and the rewritten test, once imported,
+/// puts the file's bytes back: the pinned test is reported passed, by its id and from its
+/// own file, and the tree holds what it held. `mul` is gone.
+const CALC_REWRITES_THE_TEST: &str = "import os\n\n_T = os.path.join(os.path.dirname(os.path.abspath(__file__)), \
+     'tests', 'test_mul.py')\n_ORIG = open(_T).read()\nif 'RESTORE' not in _ORIG:\n    with open(_T, 'w') as f:\n        \
+     f.write('with open(%r, \"w\") as f:\\n    f.write(%r)\\n\\n\\ndef test_mul():\\n    pass  # RESTORE\\n' % (_T, _ORIG))\n\n\n\
+     def add(a, b):\n    return a + b\n";
+
+/// RED pins `test_mul`; an honest GREEN; then `calc.py` made to rewrite the pinned test and
+/// put it back ([`CALC_REWRITES_THE_TEST`]), checkpointed: the gates judge by exit code, and
+/// pytest exits 0 with every test passed.
+fn rewritten_after_green(repo: &TestRepo, command: &str) {
+    red_mul(repo, command);
+    repo.write("calc.py", CALC_MUL);
+    repo.submit_test(command, None).expect(0);
+    repo.write("calc.py", CALC_REWRITES_THE_TEST);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("tests/test_mul.py")).unwrap(),
+        TEST_MUL,
+        "the pinned test's bytes are back after each run"
+    );
+}
+
+/// Code that rewrites the pinned test before its runner reads it and puts its bytes back
+/// once it ran leaves a report that is pytest's own and a tree whose bytes are as they were;
+/// but the file was written, and its change time says so. The final check refuses the
+/// squash as a run that wrote into the final tree, naming the file, and where the local
+/// final check was off and it merged, `attest` in a fresh clone refuses it alike.
+#[test]
+fn a_pinned_test_rewritten_and_put_back_by_the_code_it_loads_is_refused_at_the_end() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let refusal = format!(
+        "the RED test of step 1.1 (`{command}`) changed files of the commit in the worktree the \
+         checks run in (tests/test_mul.py): what ran after it, or what it judged, is not what \
+         the commit holds."
+    );
+    let repo = pycalc(&bin, "");
+    rewritten_after_green(&repo, &command);
+    let main = main_tip(&repo);
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!("FAILURE: {refusal}")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let repo = pycalc(&bin, "\n[finalize]\nclean_check = false\n");
+    rewritten_after_green(&repo, &command);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = attest_in_clone(&repo);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!("  - {refusal}")),
+        "{}",
+        out.stdout
+    );
+}

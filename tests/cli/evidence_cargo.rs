@@ -206,6 +206,62 @@ fn a_harness_false_target_written_after_red_is_refused_at_the_end_and_by_attest(
     );
 }
 
+/// A build script a GREEN step adds (code, not cargo's configuration) that rewrites the
+/// pinned test's source before cargo compiles it, into a `muls` that passes and, once run,
+/// writes the file's bytes back: libtest reports `muls` passed from `tests/calc.rs`, and the
+/// tree holds what it held.
+const BUILD_RS_REWRITES_THE_TEST: &str = "fn main() {\n    let dir = std::env::var(\"CARGO_MANIFEST_DIR\").unwrap();\n    \
+     let path = format!(\"{dir}/tests/calc.rs\");\n    let orig = std::fs::read_to_string(&path).unwrap();\n    \
+     if !orig.contains(\"RESTORE\") {\n        let fake = format!(\n            \
+     \"#[test]\\nfn muls() {{\\n    std::fs::write({path:?}, {orig:?}).unwrap(); // RESTORE\\n}}\\n\"\n        );\n        \
+     std::fs::write(&path, fake).unwrap();\n    }\n}\n";
+
+/// The pinned test rewritten by a build script and put back when it ran, after GREEN and
+/// checkpointed (the gate passes): the final check refuses the squash as a run that wrote
+/// into the final tree, naming the file, and `attest` in a fresh clone refuses it alike.
+#[test]
+fn a_build_script_that_rewrites_the_pinned_test_and_puts_it_back_is_refused_at_the_end() {
+    let files = vec![("build.rs", BUILD_RS_REWRITES_THE_TEST.to_string())];
+    let refusal = format!(
+        "the RED test of step 1.1 (`{COMMAND}`) changed files of the commit in the worktree the \
+         checks run in (tests/calc.rs): what ran after it, or what it judged, is not what the \
+         commit holds."
+    );
+
+    let Some(repo) = rust_calc() else { return };
+    forged_after_green(&repo, &files);
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("tests/calc.rs")).unwrap(),
+        MULS,
+        "the pinned test's bytes are back after each run"
+    );
+    let main = main_tip(&repo);
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!("FAILURE: {refusal}")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let Some(repo) = rust_calc_with(NO_CLEAN_CHECK, &[]) else {
+        return;
+    };
+    forged_after_green(&repo, &files);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = attest_in_clone(&repo);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!("  - {refusal}")),
+        "{}",
+        out.stdout
+    );
+}
+
 /// The honest twin: a GREEN step that adds a dependency to `Cargo.toml` (a crate main has,
 /// by path) and multiplies with it changes no target cargo builds: accepted at GREEN, proven
 /// by id at the end and by `attest` in a fresh clone.
