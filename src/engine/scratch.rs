@@ -152,6 +152,12 @@ fn writes_move_change_time(dir: &Path) -> bool {
         .is_some_and(|kind| matches!(kind, EXT | XFS | BTRFS))
 }
 
+/// Which paths of a scratch worktree are test code, where a write whose bytes were put back
+/// still counts ([`rewritten`]): the pinned tests, the runner's files, `[gates] test_paths`.
+/// Other files a run may touch without changing them (a `chmod +x` of a script, a tool that
+/// rewrites a generated file with the same bytes), as a compare of bytes allows.
+pub type TestCode<'a> = &'a dyn Fn(&Path) -> bool;
+
 /// Whether the file whose metadata is `meta` was written since its [`Stamp`] was taken
 /// (`stamp`), whatever it holds now: another file in its place, or its change time moved.
 /// Code a test loads can rewrite the pinned test before its runner reads it and put the
@@ -280,19 +286,19 @@ impl<'a> Scratch<'a> {
     /// `attest` mode). When the baseline is what it was settled as, the reset's own walk
     /// finds them: a file of the baseline is unchanged when the walk, through real
     /// directories only, finds it as it was (its executable bit, not its other mode bits,
-    /// compared, as [`Scratch::changed`] does), and not written since its stamp was taken
-    /// ([`rewritten`]: a run that rewrote a file and put its bytes back changed it, where
-    /// [`Scratch::changed`] compares bytes alone). Otherwise, a compare then a reset. The
+    /// compared, as [`Scratch::changed`] does), and, where it is `test_code`, not written
+    /// since its stamp was taken ([`rewritten`]: a run that rewrote a pinned test and put its
+    /// bytes back changed it, where [`Scratch::changed`] compares bytes alone). Otherwise, a compare then a reset. The
     /// worktree is reset either way.
-    pub fn reset_changed(&self) -> Result<Vec<String>, EngineError> {
+    pub fn reset_changed(&self, test_code: TestCode) -> Result<Vec<String>, EngineError> {
         let settled = matches!(&*self.baseline.borrow(), Baseline::Settled);
         let Some(files) = self.made.files.as_ref().filter(|_| settled) else {
-            let changed = self.compare(true)?;
+            let changed = self.compare(Some(test_code))?;
             self.reset()?;
             return Ok(changed);
         };
         let mut unchanged = std::collections::HashSet::new();
-        self.reset_seeing(Some(&mut unchanged))?;
+        self.reset_seeing(Some((&mut unchanged, test_code)))?;
         let mut changed: Vec<String> = files
             .entries
             .keys()
@@ -307,7 +313,7 @@ impl<'a> Scratch<'a> {
     /// as [`Scratch::changed`] compares them are put there.
     fn reset_seeing(
         &self,
-        unchanged: Option<&mut std::collections::HashSet<PathBuf>>,
+        unchanged: Option<(&mut std::collections::HashSet<PathBuf>, TestCode)>,
     ) -> Result<(), EngineError> {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = self.path();
@@ -379,20 +385,20 @@ impl<'a> Scratch<'a> {
     /// not named: test runs leave reports and caches that a project does not always ignore
     /// (`coverage.xml`, `__pycache__`). Every file of the baseline is compared, ignored or not.
     pub fn changed(&self) -> Result<Vec<String>, EngineError> {
-        self.compare(false)
+        self.compare(None)
     }
 
-    /// [`Scratch::changed`]; with `written_counts`, a file written since its stamp was taken
-    /// is changed though its bytes were put back ([`rewritten`]).
-    fn compare(&self, written_counts: bool) -> Result<Vec<String>, EngineError> {
+    /// [`Scratch::changed`]; with `test_code`, a file of it written since its stamp was
+    /// taken is changed though its bytes were put back ([`rewritten`]).
+    fn compare(&self, test_code: Option<TestCode>) -> Result<Vec<String>, EngineError> {
         match &*self.baseline.borrow() {
             Baseline::Settled => match &self.made.files {
-                Some(files) => Ok(changed_files(self.path(), files, written_counts)),
+                Some(files) => Ok(changed_files(self.path(), files, test_code)),
                 None => Err(EngineError::Internal(
                     "the scratch worktree's settled files were not kept".into(),
                 )),
             },
-            Baseline::Files(files) => Ok(changed_files(self.path(), files, written_counts)),
+            Baseline::Files(files) => Ok(changed_files(self.path(), files, test_code)),
             Baseline::Shadow => Ok(self.git.changed_since(&self.shadow())?),
             Baseline::None => Err(EngineError::Internal(
                 "the scratch worktree's files were compared with no baseline".into(),
@@ -682,7 +688,7 @@ fn read_entries(dir: &Path, path: &Path, files: &mut Files) -> std::io::Result<(
 /// gone, another kind, other bytes or target, or the executable bit changed (what git
 /// compares of a mode). Each is reached through real directories only: one a test replaced
 /// with a link does not lead to a copy elsewhere.
-fn changed_files(dir: &Path, files: &Files, written_counts: bool) -> Vec<String> {
+fn changed_files(dir: &Path, files: &Files, test_code: Option<TestCode>) -> Vec<String> {
     let mut real_dirs: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
     let mut is_real_dir = |rel: &Path| -> bool {
         rel.ancestors()
@@ -709,7 +715,7 @@ fn changed_files(dir: &Path, files: &Files, written_counts: bool) -> Vec<String>
                     && std::fs::read_link(&full).is_ok_and(|t| t == *target)
             }
             (FileEntry::File { mode, bytes, stamp }, Some(meta)) => {
-                !(written_counts && rewritten(&meta, *stamp))
+                !(test_code.is_some_and(|t| t(path)) && rewritten(&meta, *stamp))
                     && holds(&full, &meta, (bytes, *stamp), |now| {
                         (now & 0o100) == (mode & 0o100)
                     })
@@ -732,7 +738,7 @@ fn changed_files(dir: &Path, files: &Files, written_counts: bool) -> Vec<String>
 fn restore_files(
     dir: &Path,
     files: &Files,
-    mut unchanged: Option<&mut std::collections::HashSet<PathBuf>>,
+    mut unchanged: Option<(&mut std::collections::HashSet<PathBuf>, TestCode)>,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     // What the walk found as it was, with each kept directory's mode as it left it: those
@@ -769,9 +775,9 @@ fn restore_files(
                         let kept = holds(&full, &meta, (bytes, *stamp), |now| now == *made);
                         // Another mode, the executable bit alone compared: no change for
                         // a compare, a rewrite for a reset.
-                        if let Some(seen) = unchanged
-                            .as_deref_mut()
-                            .filter(|_| !kept && !rewritten(&meta, *stamp))
+                        if let Some((seen, _)) = unchanged
+                            .as_mut()
+                            .filter(|(_, t)| !kept && !(t(&path) && rewritten(&meta, *stamp)))
                             && holds(&full, &meta, (bytes, *stamp), |now| {
                                 (now & 0o100) == (made & 0o100)
                             })
@@ -783,14 +789,17 @@ fn restore_files(
                     None => false,
                 }
             };
-            // A file kept as it holds its bytes, but written meanwhile, is no unchanged file.
-            let written = matches!(
-                files.entries.get(&path),
-                Some(FileEntry::File { stamp, .. }) if rewritten(&meta, *stamp)
-            );
-            if let Some(seen) = unchanged
-                .as_deref_mut()
-                .filter(|_| keep && !meta.is_dir() && !written)
+            // A file of test code kept as it holds its bytes, but written meanwhile, is no
+            // unchanged file.
+            let written = |test_code: TestCode| {
+                matches!(
+                    files.entries.get(&path),
+                    Some(FileEntry::File { stamp, .. }) if rewritten(&meta, *stamp)
+                ) && test_code(&path)
+            };
+            if let Some((seen, _)) = unchanged
+                .as_mut()
+                .filter(|(_, t)| keep && !meta.is_dir() && !written(*t))
             {
                 seen.insert(path.clone());
             }
@@ -1016,7 +1025,7 @@ mod tests {
         std::os::unix::fs::symlink("same", root.join("link")).unwrap();
         std::fs::write(root.join(".git"), "gitdir: elsewhere").unwrap();
         let files = read_files(root).unwrap().unwrap();
-        assert_eq!(changed_files(root, &files, false), Vec::<String>::new());
+        assert_eq!(changed_files(root, &files, None), Vec::<String>::new());
         // Same size, other bytes; gone; executable; a directory swapped for a link to a copy
         // of it; a link retargeted; a new file and the `.git` file are not the tree's.
         std::fs::write(root.join("rewritten"), "B").unwrap();
@@ -1032,7 +1041,7 @@ mod tests {
         std::fs::write(root.join("new"), "g").unwrap();
         std::fs::write(root.join(".git"), "gitdir: moved").unwrap();
         assert_eq!(
-            changed_files(root, &files, false),
+            changed_files(root, &files, None),
             [
                 "d/inside",
                 "ignored.log",
@@ -1045,7 +1054,7 @@ mod tests {
         // A mode change git does not see (group write) is no change.
         std::fs::set_permissions(root.join("same"), std::fs::Permissions::from_mode(0o664))
             .unwrap();
-        assert!(!changed_files(root, &files, false).contains(&"same".to_string()));
+        assert!(!changed_files(root, &files, None).contains(&"same".to_string()));
     }
 }
 

@@ -295,7 +295,7 @@ fn restoring_files_removes_the_new_and_writes_the_missing_with_their_modes() {
         PathBuf::from("d/run.sh")
     );
     assert!(!dir.join("new").exists());
-    assert_eq!(changed_files(dir, &files, false), Vec::<String>::new());
+    assert_eq!(changed_files(dir, &files, None), Vec::<String>::new());
 }
 
 #[test]
@@ -326,7 +326,7 @@ fn restoring_puts_back_the_modes_of_kept_directories_and_files() {
     };
     assert_eq!((mode("open"), mode("shut")), (0o755, 0o500));
     assert_eq!(mode("open/f"), mode("shut/f"));
-    assert_eq!(changed_files(dir, &files, false), Vec::<String>::new());
+    assert_eq!(changed_files(dir, &files, None), Vec::<String>::new());
     std::fs::set_permissions(dir.join("shut"), std::fs::Permissions::from_mode(0o700))
         .expect("chmod");
 }
@@ -439,7 +439,7 @@ fn files_on_tmpfs_are_compared_by_their_bytes() {
         Some(FileEntry::File { stamp: None, .. })
     ));
     rewrite_keeping_size_and_times(&dir.join("code"), "evil");
-    assert_eq!(changed_files(dir, &files, false), ["code"]);
+    assert_eq!(changed_files(dir, &files, None), ["code"]);
 }
 
 #[test]
@@ -451,16 +451,16 @@ fn a_same_size_rewrite_with_its_times_put_back_is_changed_and_reset() {
     std::fs::write(dir.join("d/code"), "good").expect("write");
     let files = read_files(dir).expect("read").expect("small");
     rewrite_keeping_size_and_times(&dir.join("d/code"), "evil");
-    assert_eq!(changed_files(dir, &files, false), ["d/code"]);
+    assert_eq!(changed_files(dir, &files, None), ["d/code"]);
     restore_files(dir, &files, None).expect("restored");
     assert_eq!(
         std::fs::read_to_string(dir.join("d/code")).expect("read"),
         "good"
     );
-    assert_eq!(changed_files(dir, &files, false), Vec::<String>::new());
+    assert_eq!(changed_files(dir, &files, None), Vec::<String>::new());
     // Again, now that the file a reset wrote has a stamp other than the one read.
     rewrite_keeping_size_and_times(&dir.join("d/code"), "evil");
-    assert_eq!(changed_files(dir, &files, false), ["d/code"]);
+    assert_eq!(changed_files(dir, &files, None), ["d/code"]);
     restore_files(dir, &files, None).expect("restored");
     assert_eq!(
         std::fs::read_to_string(dir.join("d/code")).expect("read"),
@@ -477,7 +477,7 @@ fn a_file_swapped_for_a_copy_of_another_is_changed() {
     let files = read_files(dir).expect("read").expect("small");
     // `b`'s inode under `a`'s name: its stamp is not `a`'s, and its bytes differ.
     std::fs::rename(dir.join("b"), dir.join("a")).expect("rename");
-    assert_eq!(changed_files(dir, &files, false), ["a", "b"]);
+    assert_eq!(changed_files(dir, &files, None), ["a", "b"]);
 }
 
 /// A pinned path that the pinning tree does not hold, in a directory the base does not have
@@ -513,7 +513,7 @@ fn a_reset_names_what_a_compare_before_it_would_and_resets() {
     scratch.baseline().expect("taken");
     let dir = scratch.path().to_path_buf();
     assert_eq!(
-        scratch.reset_changed().expect("reset"),
+        scratch.reset_changed(&|_| true).expect("reset"),
         Vec::<String>::new()
     );
     // Rewritten, removed, made executable, a directory swapped for a link to a copy of it, a
@@ -541,7 +541,7 @@ fn a_reset_names_what_a_compare_before_it_would_and_resets() {
     } else {
         compared.clone()
     };
-    assert_eq!(scratch.reset_changed().expect("reset"), written);
+    assert_eq!(scratch.reset_changed(&|_| true).expect("reset"), written);
     assert_eq!(scratch.changed().expect("compared"), Vec::<String>::new());
     assert!(!dir.join("coverage.xml").exists() && !dir.join("d.away").exists());
     assert!(
@@ -576,7 +576,7 @@ fn a_reset_with_a_baseline_read_apart_compares_then_resets() {
     let dir = scratch.path().to_path_buf();
     std::fs::write(dir.join("README"), "other").expect("write");
     std::fs::write(dir.join("left"), "x").expect("write");
-    assert_eq!(scratch.reset_changed().expect("reset"), ["README"]);
+    assert_eq!(scratch.reset_changed(&|_| true).expect("reset"), ["README"]);
     assert!(!dir.join("left").exists());
     assert_eq!(
         std::fs::read_to_string(dir.join("README")).expect("read"),
@@ -717,9 +717,10 @@ fn write_inside_writes_the_worktrees_own_files_and_nothing_a_link_reaches() {
 }
 
 /// A file a run rewrote and then wrote its old bytes back to (code a test loads swapping the
-/// pinned test and the swapped test putting it back) is written all the same: the tree
-/// check (`written_counts`, and the reset's walk naming what it found unchanged) counts it,
-/// while the byte compare of [`Scratch::changed`] does not. Only where stamps are trusted.
+/// pinned test and the swapped test putting it back) is written all the same where it is test
+/// code: the tree check (its `test_code`, and the reset's walk naming what it found
+/// unchanged) counts it, while the byte compare of [`Scratch::changed`] does not, nor does
+/// the check for a file that is no test code. Only where stamps are trusted.
 #[test]
 fn a_file_rewritten_and_put_back_counts_as_written_for_the_tree_check() {
     let temp = tempfile::tempdir().expect("temp");
@@ -736,10 +737,21 @@ fn a_file_rewritten_and_put_back_counts_as_written_for_the_tree_check() {
     ));
     std::fs::write(dir.join("test_mul.py"), "def test_mul(): pass\n").expect("write");
     std::fs::write(dir.join("test_mul.py"), "def test_mul(): assert False\n").expect("write");
-    assert_eq!(changed_files(dir, &files, false), Vec::<String>::new());
-    assert_eq!(changed_files(dir, &files, true), ["test_mul.py"]);
+    // What is not test code may be touched so: written again with its bytes, its mode set
+    // again (a `chmod +x`): its change time moves, its content does not.
+    std::fs::write(dir.join("kept"), "same").expect("write");
+    let test_code = |p: &Path| p == Path::new("test_mul.py");
+    assert_eq!(changed_files(dir, &files, None), Vec::<String>::new());
+    assert_eq!(
+        changed_files(dir, &files, Some(&test_code)),
+        ["test_mul.py"]
+    );
+    assert_eq!(
+        changed_files(dir, &files, Some(&|_| true)),
+        ["kept", "test_mul.py"]
+    );
     let mut unchanged = std::collections::HashSet::new();
-    restore_files(dir, &files, Some(&mut unchanged)).expect("restored");
+    restore_files(dir, &files, Some((&mut unchanged, &test_code))).expect("restored");
     assert!(unchanged.contains(Path::new("kept")), "{unchanged:?}");
     assert!(
         !unchanged.contains(Path::new("test_mul.py")),

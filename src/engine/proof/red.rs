@@ -161,7 +161,10 @@ impl<'a> Pairs<'a> {
     /// (one walk of it, not two), unless something else runs between them.
     pub fn unchanged(&self) -> Result<Outcome, EngineError> {
         let changed = match &self.worktrees {
-            Some((_, squashed)) => match squashed.reset_changed() {
+            Some((_, squashed)) => match squashed.reset_changed(&|path| {
+                let reds: Vec<&PinnedTest> = self.reds.iter().collect();
+                is_test_code(self.config, &reds, &self.hooks_put, path)
+            }) {
                 Ok(changed) => {
                     self.squashed_reset.set(true);
                     changed
@@ -386,6 +389,24 @@ fn link_above(dir: &std::path::Path, path: &str) -> bool {
         .any(|a| !std::fs::symlink_metadata(dir.join(a)).is_ok_and(|m| m.is_dir()))
 }
 
+/// Whether `path` of the squashed worktree is test code, whose rewrite counts though its
+/// bytes were put back ([`crate::engine::scratch::TestCode`]): a pinned test's file or
+/// runner's file, a hook put in, or a path `[gates] test_paths` names.
+fn is_test_code(
+    config: &Config,
+    reds: &[&PinnedTest],
+    hooks_put: &[String],
+    path: &std::path::Path,
+) -> bool {
+    let Some(path) = path.to_str() else {
+        return true;
+    };
+    reds.iter()
+        .any(|r| r.paths.iter().chain(&r.hooks).any(|p| p == path))
+        || hooks_put.iter().any(|p| p == path)
+        || config.is_test_path(path)
+}
+
 /// The RED test's two runs, `[verify] runs` times over in the same worktrees, reset between
 /// (docs/integrity.md, "Repeat"): the first pair when every run agrees on each tree, else the
 /// outcome that names the test flaky (or the one of a run that wrote into the squashed tree).
@@ -408,7 +429,7 @@ fn run_red_repeated(
         // marker, say) is not seen by the next, whose verdict is then its own. A write into
         // the squashed tree is refused before the reset could hide it.
         // One walk of the squashed worktree compares and resets it.
-        let changed = squashed.reset_changed()?;
+        let changed = squashed.reset_changed(&|path| is_test_code(config, &[pinned], &[], path))?;
         if !changed.is_empty() {
             return Ok(Err(Outcome::Tree {
                 by: Some(pinned.clone()),
