@@ -777,7 +777,7 @@ fn restore_files(
                         // a compare, a rewrite for a reset.
                         if let Some((seen, _)) = unchanged
                             .as_mut()
-                            .filter(|(_, t)| !kept && !(t(&path) && rewritten(&meta, *stamp)))
+                            .filter(|(_, t)| !(kept || t(&path) && rewritten(&meta, *stamp)))
                             && holds(&full, &meta, (bytes, *stamp), |now| {
                                 (now & 0o100) == (made & 0o100)
                             })
