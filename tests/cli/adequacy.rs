@@ -900,6 +900,33 @@ const HONEST_PY_TEST: &str = "s = Money(2).add(Money(3))\n\
     assert Money(2) != Money(3)\n\
     assert Money(5, \"USD\") != Money(5)\n";
 
+/// The always-true `__eq__` with a test that also reads `money.py`'s text for the lines the
+/// task wrote: every mutant of them changes that text, so all are killed. Run on the module
+/// written otherwise (executed from an encoded copy of its text), the test fails: the task
+/// is unmeasured, and `enforce` refuses the squash.
+#[test]
+fn a_python_test_that_reads_the_modules_text_is_refused_in_enforce() {
+    let repo = money("adequacy = \"enforce\"\nmutation_tool = \"builtin\"");
+    let reads = "src = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(\
+                 __file__))), 'money.py')).read()\n\
+                 assert 'return True' in src and 'self.cents + other.cents' in src\n";
+    py_task(&repo, &format!("{COMPARING_TEST}{reads}"), ALWAYS_EQUAL);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: task 1's RED test (step 1.1, `python3 tests/test_add.py`) was measured \
+             against no mutant of the code the task wrote (the test fails on the task's own code \
+             written otherwise (money.py run from an encoded copy of its text, exit 1): it \
+             checks the code's text, not what the code does; test what it does)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
 /// RED with `test`, GREEN with `eq` in `Money.add`'s class, squashed.
 fn py_task(repo: &TestRepo, test: &str, eq: &str) {
     repo.write("tests/test_add.py", &format!("{PY_IMPORT}{test}"));
