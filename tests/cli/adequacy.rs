@@ -1510,3 +1510,42 @@ fn a_marker_left_outside_keyed_by_the_worktree_is_unmeasured_and_refused_in_enfo
         assert_eq!(main_tip(&repo), main);
     }
 }
+
+/// The `grep` of the very line the task wrote, past a local check the agent's main turned off
+/// (`[finalize] clean_check = false`): under the pinned `enforce`, the server hook and `attest`
+/// in a fresh clone run the test on `calc.sh` written otherwise, where it fails, and refuse
+/// the merge as measured against no mutant.
+#[test]
+fn a_test_that_reads_the_text_the_task_wrote_fails_attest_and_the_hook() {
+    let (repo, server, out, merge) = pushed_calc(
+        "adequacy = \"enforce\"\n[finalize]\nclean_check = false",
+        "grep -qF 'mul) echo 0;;' calc.sh\n",
+        FAKE_MUL,
+    );
+    let refusal = "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) was measured against no \
+                   mutant of the code the task wrote (the test fails on the task's own code \
+                   written otherwise (calc.sh run from an encoded copy of its text, exit 1): it \
+                   checks the code's text, not what the code does; test what it does): under \
+                   [verify] adequacy = \"enforce\" a test that was not measured does not pass. \
+                   Do what the parenthesis says, then squash again";
+    crate::attest::refused(
+        &repo,
+        &server,
+        &crate::attest::server_refs(&repo, &server),
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not \
+             a workflow merge that attests PASSED: {refusal}"
+        )],
+    );
+    assert_ne!(server.rev(&repo, "main"), Some(merge.clone()));
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", "--json", &merge]);
+    out.expect(1);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(
+        verdict["reasons"],
+        serde_json::json!([refusal]),
+        "{verdict}"
+    );
+}
