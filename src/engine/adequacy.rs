@@ -438,6 +438,23 @@ fn is_harness(path: &str, red: &PinnedTest) -> bool {
     path == ".cargo/config.toml" || path == ".cargo/config" || (runners && pinned_with_hooks)
 }
 
+/// The files of `files` that [`mutate::written_otherwise`] can write otherwise, so written:
+/// what [`TaskWorktree::run_all`] puts in for the control run of a task whose test killed
+/// its mutants (docs/integrity.md, "Adequacy by mutation").
+pub(crate) fn written_otherwise(files: &[CodeFile]) -> Vec<Planned> {
+    files
+        .iter()
+        .filter_map(|f| {
+            mutate::written_otherwise(&f.path, &f.text).map(|text| Planned {
+                path: f.path.clone(),
+                name: format!("{} written otherwise", f.path),
+                line: None,
+                text,
+            })
+        })
+        .collect()
+}
+
 /// The built-in mutator's mutants of `files`, in its deterministic order.
 pub(crate) fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
     files
@@ -897,6 +914,19 @@ impl<'a> TaskWorktree<'a> {
         limit: Duration,
     ) -> Result<ExitRecord, EngineError> {
         let ran = self.test(mutant, command, limit);
+        self.reset()?;
+        Ok(ran?.output.exit)
+    }
+
+    /// [`Self::run`] with every file of `files` written in first.
+    pub(crate) fn run_all(
+        &mut self,
+        files: &[Planned],
+        command: &str,
+        limit: Duration,
+    ) -> Result<ExitRecord, EngineError> {
+        let written = files.iter().try_for_each(|f| self.write_mutant(f));
+        let ran = written.and_then(|()| self.test(None, command, limit));
         self.reset()?;
         Ok(ran?.output.exit)
     }

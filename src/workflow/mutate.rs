@@ -532,9 +532,87 @@ pub fn budget_keeps(keys: &[(&str, Option<usize>)], budget: usize) -> Vec<bool> 
     keep
 }
 
+/// `text`, the program at `path`, written otherwise: a shell script or a Python module that
+/// runs the same code from an encoded copy of its text (`eval` of `printf`'s octal escapes;
+/// `exec` of `bytes.fromhex`), its `#!` line kept; `None` for any other kind of file. A test
+/// that checks what the code does passes on it as on the code; one that checks the code's
+/// text (a `grep` of the line a task wrote, a checksum) fails, and so kills every mutant of
+/// that text without running it (docs/integrity.md, "Adequacy by mutation").
+pub fn written_otherwise(path: &str, text: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name
+        .rsplit_once('.')
+        .filter(|(stem, _)| !stem.is_empty())
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    let first = text.lines().next().unwrap_or("");
+    let interpreter = first.strip_prefix("#!").map(|line| {
+        let mut words = line
+            .split_whitespace()
+            .map(|w| w.rsplit('/').next().unwrap_or(w));
+        match words.next() {
+            Some("env") => words.find(|w| !w.starts_with('-')).unwrap_or(""),
+            other => other.unwrap_or(""),
+        }
+    });
+    let shebang = match first.starts_with("#!") {
+        true => format!("{first}\n"),
+        false => String::new(),
+    };
+    let kind = match (interpreter, ext.as_deref()) {
+        (Some("sh" | "bash" | "dash"), _) | (None, Some("sh" | "bash")) => "sh",
+        (Some(p), _) if p.starts_with("python") => "py",
+        (None, Some("py")) => "py",
+        _ => return None,
+    };
+    let run = match kind {
+        "sh" => {
+            let octal: String = text.bytes().map(|b| format!("\\{b:03o}")).collect();
+            format!("eval \"$(printf '{octal}')\"\n")
+        }
+        _ => {
+            let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+            format!("exec(compile(bytes.fromhex('{hex}').decode('utf-8'), __file__, 'exec'))\n")
+        }
+    };
+    // Its comment lines stay as they are, after it: a test may look for a mark in a comment,
+    // and no mutant changes one (comment lines have none), so no kill rests on them.
+    let comments: String = text
+        .lines()
+        .skip(usize::from(!shebang.is_empty()))
+        .filter(|l| l.trim_start().starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    Some(format!("{shebang}{run}{comments}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shell_script_or_python_module_is_written_otherwise_and_nothing_else_is() {
+        assert_eq!(
+            written_otherwise("calc.sh", "a\n  # done\n").as_deref(),
+            Some(
+                "eval \"$(printf '\\141\\012\\040\\040\\043\\040\\144\\157\\156\\145\\012')\"\n  # done\n"
+            )
+        );
+        assert_eq!(
+            written_otherwise("bin/run", "#!/usr/bin/env bash\n").as_deref(),
+            Some(
+                "#!/usr/bin/env bash\neval \"$(printf '\\043\\041\\057\\165\\163\\162\\057\\142\\151\\156\\057\\145\\156\\166\\040\\142\\141\\163\\150\\012')\"\n"
+            )
+        );
+        assert_eq!(
+            written_otherwise("m/money.py", "x = 1\n").as_deref(),
+            Some(
+                "exec(compile(bytes.fromhex('78203d20310a').decode('utf-8'), __file__, 'exec'))\n"
+            )
+        );
+        assert_eq!(written_otherwise("calc.js", "x\n"), None);
+        assert_eq!(written_otherwise("README.md", "x\n"), None);
+        assert_eq!(written_otherwise("tool", "#!/usr/bin/perl\n"), None);
+    }
 
     #[test]
     fn the_budget_takes_the_first_mutant_of_every_line_before_the_second_of_any() {

@@ -110,6 +110,62 @@ fn an_honest_test_kills_the_mutants_and_is_accepted_in_enforce() {
     );
 }
 
+/// A test that reads the code's text instead of running it fails on every mutant of that
+/// text: a `grep` of the very line the task wrote, or the file's checksum, kills all three
+/// mutants of `mul) echo 0;;`. The same program written otherwise (run from an encoded copy
+/// of its text) fails that test too, where the code passes it: the kills are no measure, the
+/// task is unmeasured, and `enforce` refuses the squash; `report` names it in the final note.
+#[test]
+fn a_test_that_reads_the_text_the_task_wrote_is_unmeasured_and_refused_in_enforce() {
+    let why = "the test fails on the task's own code written otherwise (calc.sh run from an \
+               encoded copy of its text, exit 1): it checks the code's text, not what the code \
+               does; test what it does";
+    let with_fake = CALC.replace("esac", &format!("{FAKE_MUL}\nesac"));
+    let sum = std::process::Command::new("sh")
+        .args(["-c", "cksum"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(with_fake.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let sum = String::from_utf8(sum.stdout).unwrap();
+    let checksum = format!("[ \"$(cksum < calc.sh)\" = '{}' ]\n", sum.trim_end());
+    for test in ["grep -qF 'mul) echo 0;;' calc.sh\n", checksum.as_str()] {
+        let repo = case_calc("adequacy = \"enforce\"\nmin_killed = 0.5");
+        task(&repo, test, FAKE_MUL);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        assert!(
+            out.stdout.starts_with(&format!(
+                "FAILURE: task 1's RED test (step 1.1, `sh tests/test_mul.sh`) was measured \
+                 against no mutant of the code the task wrote ({why}): under [verify] adequacy = \
+                 \"enforce\" a test that was not measured does not pass."
+            )),
+            "{test}{}",
+            out.stdout
+        );
+        assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+        assert_eq!(main_tip(&repo), main);
+    }
+    let repo = case_calc("adequacy = \"report\"");
+    task(&repo, "grep -qF 'mul) echo 0;;' calc.sh\n", FAKE_MUL);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 0,
+            "killed": 0, "unmeasured": why}])
+    );
+}
+
 /// Code a RED step writes is the task's code too: the fake arm written beside the test in the
 /// RED step, with a GREEN step that only adds a comment, is mutated, and the grep-only test
 /// is refused in enforce as when the GREEN step writes it.
@@ -352,6 +408,24 @@ fn leftover_is_not_seen_by_the_next(
     seen: &str,
     by_hand: impl Fn(&std::path::Path),
 ) {
+    let repo = leftover_calc(ignore, "[verify]\nadequacy = \"off\"\n");
+    leftover_tasks(&repo, ignore, leave, seen, by_hand);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("the final check of task 2's RED test (step 2.1, `sh tests/test_z_div.sh`")
+            && out.stdout.contains("it fails on the squashed commit"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// A case-style calculator on main whose `.gitignore` is `ignore`, its configuration
+/// [`CALC_CONFIG`] and `more`, with the two tasks of [`TWO_TASKS`] planned.
+pub(crate) fn leftover_calc(ignore: &str, more: &str) -> TestRepo {
     let repo = TestRepo::empty();
     repo.write("calc.sh", CALC);
     repo.write(".gitignore", &format!("{ignore}\n"));
@@ -360,18 +434,28 @@ fn leftover_is_not_seen_by_the_next(
         "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
     );
     repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
-    repo.write(
-        ".orchestrate.toml",
-        &format!("{CALC_CONFIG}\n[verify]\nadequacy = \"off\"\n"),
-    );
+    repo.write(".orchestrate.toml", &format!("{CALC_CONFIG}\n{more}"));
     repo.commit_all("calculator");
     repo.submit_plan(TWO_TASKS).expect(0);
     repo.run(&["get-task"]).expect(0);
+    repo
+}
+
+/// The two tasks of [`leftover_is_not_seen_by_the_next`] on [`leftover_calc`]'s repository,
+/// squashed: task 1's honest test of `mul` then leaves what `leave` makes, task 2's test is
+/// `seen`, and `div` is honest.
+pub(crate) fn leftover_tasks(
+    repo: &TestRepo,
+    ignore: &str,
+    leave: &str,
+    seen: &str,
+    by_hand: impl Fn(&std::path::Path),
+) {
     repo.write(
         "tests/test_mul.sh",
         &format!("[ \"$(sh calc.sh mul 4 3)\" = 12 ] && {leave}\n"),
     );
-    red(&repo, "sh tests/test_mul.sh");
+    red(repo, "sh tests/test_mul.sh");
     repo.write(
         "calc.sh",
         &CALC.replace("esac", &format!("{MUL_ARM}\nesac")),
@@ -386,26 +470,15 @@ fn leftover_is_not_seen_by_the_next(
         _ => std::fs::remove_file(&marker).unwrap(),
     }
     repo.write("tests/test_z_div.sh", &format!("{seen}\n"));
-    red(&repo, "sh tests/test_z_div.sh");
+    red(repo, "sh tests/test_z_div.sh");
     let with_div = CALC.replace(
         "esac",
         &format!("{MUL_ARM}\n  div) echo $(( $2 / $3 ));;\nesac"),
     );
     repo.write("calc.sh", &with_div);
     by_hand(&repo.path);
-    green(&repo, "sh tests/test_z_div.sh");
-    squash(&repo);
-    let main = main_tip(&repo);
-    let out = repo.run(&["submit-work", "-s", "squashed"]);
-    out.expect(1);
-    assert!(
-        out.stdout
-            .contains("the final check of task 2's RED test (step 2.1, `sh tests/test_z_div.sh`")
-            && out.stdout.contains("it fails on the squashed commit"),
-        "{}",
-        out.stdout
-    );
-    assert_eq!(main_tip(&repo), main);
+    green(repo, "sh tests/test_z_div.sh");
+    squash(repo);
 }
 
 /// Task 1's test, run on the PR's base, leaves an ignored `.base_seen` there; task 2's test
@@ -826,6 +899,33 @@ const HONEST_PY_TEST: &str = "s = Money(2).add(Money(3))\n\
     assert Money(5) == Money(5)\n\
     assert Money(2) != Money(3)\n\
     assert Money(5, \"USD\") != Money(5)\n";
+
+/// The always-true `__eq__` with a test that also reads `money.py`'s text for the lines the
+/// task wrote: every mutant of them changes that text, so all are killed. Run on the module
+/// written otherwise (executed from an encoded copy of its text), the test fails: the task
+/// is unmeasured, and `enforce` refuses the squash.
+#[test]
+fn a_python_test_that_reads_the_modules_text_is_refused_in_enforce() {
+    let repo = money("adequacy = \"enforce\"\nmutation_tool = \"builtin\"");
+    let reads = "src = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(\
+                 __file__))), 'money.py')).read()\n\
+                 assert 'return True' in src and 'self.cents + other.cents' in src\n";
+    py_task(&repo, &format!("{COMPARING_TEST}{reads}"), ALWAYS_EQUAL);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: task 1's RED test (step 1.1, `python3 tests/test_add.py`) was measured \
+             against no mutant of the code the task wrote (the test fails on the task's own code \
+             written otherwise (money.py run from an encoded copy of its text, exit 1): it \
+             checks the code's text, not what the code does; test what it does)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
 
 /// RED with `test`, GREEN with `eq` in `Money.add`'s class, squashed.
 fn py_task(repo: &TestRepo, test: &str, eq: &str) {
@@ -1323,4 +1423,129 @@ fn under_report_attest_does_not_measure_and_says_so() {
     );
     let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
     assert_eq!(json["verdicts"][0]["adequacy"], "not measured");
+}
+
+/// Task 1's honest test of `mul`, passing, leaves a marker outside the repository named after
+/// the worktree it ran in; task 2's test (`div` faked as `echo 0`) only looks for the marker of
+/// its own worktree. The RED worktrees are reset between tasks, not made again, so the marker
+/// of the squashed commit's worktree is there for task 2's run on it and none is for its run
+/// on the base: the RED proofs pass (docs/integrity.md, "What it does not guarantee"). The
+/// task's adequacy run, in a worktree of its own, finds the test failing on the task's own
+/// code: under the default `report` the final note names task 2 unmeasured; under `enforce`
+/// the squash is refused.
+#[test]
+fn a_marker_left_outside_keyed_by_the_worktree_is_unmeasured_and_refused_in_enforce() {
+    for adequacy in ["report", "enforce"] {
+        let repo = TestRepo::empty();
+        let dir = outside(&repo, "keyed");
+        let key = "\"$(pwd | cksum | cut -d' ' -f1)\"";
+        let leave = format!("mkdir -p '{0}' && touch '{0}'/{key}", dir.display());
+        repo.write("calc.sh", CALC);
+        repo.write(
+            "run_tests.sh",
+            "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+        );
+        repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+        repo.write(
+            ".orchestrate.toml",
+            &format!("{CALC_CONFIG}\n[verify]\nadequacy = \"{adequacy}\"\n"),
+        );
+        repo.commit_all("calculator");
+        repo.submit_plan(TWO_TASKS).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.write(
+            "tests/test_mul.sh",
+            &format!("[ \"$(sh calc.sh mul 4 3)\" = 12 ] && {leave}\n"),
+        );
+        red(&repo, "sh tests/test_mul.sh");
+        repo.write(
+            "calc.sh",
+            &CALC.replace("esac", &format!("{MUL_ARM}\nesac")),
+        );
+        repo.submit_test("sh tests/test_mul.sh", None).expect(0);
+        repo.run(&["checkpoint"]).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        // The working tree's own marker, which the gates' run of task 1's test left: gone for
+        // task 2's RED, made again by hand for its GREEN.
+        std::fs::remove_dir_all(&dir).unwrap();
+        repo.write(
+            "tests/test_z_div.sh",
+            &format!("[ -e '{}'/{key} ]\n", dir.display()),
+        );
+        red(&repo, "sh tests/test_z_div.sh");
+        let with_div = CALC.replace("esac", &format!("{MUL_ARM}\n  div) echo 0;;\nesac"));
+        repo.write("calc.sh", &with_div);
+        let made = std::process::Command::new("sh")
+            .args(["-c", &leave])
+            .current_dir(&repo.path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        green(&repo, "sh tests/test_z_div.sh");
+        squash(&repo);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        let _ = std::fs::remove_dir_all(&dir);
+        let unmeasured = "the test fails on the task's own code (exit 1); make it pass there \
+                          within [verify] mutation_timeout";
+        if adequacy == "report" {
+            out.expect(0);
+            let note = final_note(&repo);
+            let task2 = &note["adequacy"][1];
+            assert_eq!(task2["task"], 2, "{note}");
+            assert_eq!(task2["unmeasured"], unmeasured, "{note}");
+            continue;
+        }
+        out.expect(1);
+        assert!(
+            out.stdout.starts_with(&format!(
+                "FAILURE: task 2's RED test (step 2.1, `sh tests/test_z_div.sh`) was measured \
+                 against no mutant of the code the task wrote ({unmeasured}): under [verify] \
+                 adequacy = \"enforce\" a test that was not measured does not pass."
+            )),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+        assert_eq!(main_tip(&repo), main);
+    }
+}
+
+/// The `grep` of the very line the task wrote, past a local check the agent's main turned off
+/// (`[finalize] clean_check = false`): under the pinned `enforce`, the server hook and `attest`
+/// in a fresh clone run the test on `calc.sh` written otherwise, where it fails, and refuse
+/// the merge as measured against no mutant.
+#[test]
+fn a_test_that_reads_the_text_the_task_wrote_fails_attest_and_the_hook() {
+    let (repo, server, out, merge) = pushed_calc(
+        "adequacy = \"enforce\"\n[finalize]\nclean_check = false",
+        "grep -qF 'mul) echo 0;;' calc.sh\n",
+        FAKE_MUL,
+    );
+    let refusal = "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) was measured against no \
+                   mutant of the code the task wrote (the test fails on the task's own code \
+                   written otherwise (calc.sh run from an encoded copy of its text, exit 1): it \
+                   checks the code's text, not what the code does; test what it does): under \
+                   [verify] adequacy = \"enforce\" a test that was not measured does not pass. \
+                   Do what the parenthesis says, then squash again";
+    crate::attest::refused(
+        &repo,
+        &server,
+        &crate::attest::server_refs(&repo, &server),
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not \
+             a workflow merge that attests PASSED: {refusal}"
+        )],
+    );
+    assert_ne!(server.rev(&repo, "main"), Some(merge.clone()));
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", "--json", &merge]);
+    out.expect(1);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(
+        verdict["reasons"],
+        serde_json::json!([refusal]),
+        "{verdict}"
+    );
 }

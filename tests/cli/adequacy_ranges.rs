@@ -47,12 +47,14 @@ fn honest_first_task(repo: &TestRepo, command: &str) {
 
 /// Task 2 as a cheat does it: its RED step writes the fake `sub` arm beside a test that only
 /// greps for it (and for a `# done` mark, so that it fails then); the GREEN step only adds
-/// the mark. Squashed. With `local`, the test also holds `calc.sh` to exactly the final text
-/// where `FOOL_LOCAL` says so: a test that checks everything where the agent runs it, and
-/// almost nothing elsewhere.
+/// the mark. Squashed. Where `FOOL_LOCAL` is set, the test checks instead of the grep that
+/// `sub 7 3` prints what the fake arm prints (0), which kills every mutant of it: a test that checks
+/// everything where the agent runs it, and almost nothing elsewhere. (One that compared
+/// `calc.sh` with its final text would kill them too, but reads the code's text, which the
+/// measure sees: docs/integrity.md, "Adequacy by mutation".)
 fn cheating_second_task(repo: &TestRepo) {
-    let test = "grep -q \"sub)\" calc.sh && grep -q \"# done\" calc.sh && \
-                { [ -z \"$FOOL_LOCAL\" ] || [ \"$(cat calc.sh)\" = \"$FOOL_LOCAL\" ]; }\n";
+    let test = "if [ -n \"$FOOL_LOCAL\" ]; then [ \"$(sh calc.sh sub 7 3)\" = 0 ]; else \
+                grep -q \"sub)\" calc.sh; fi && grep -q \"# done\" calc.sh\n";
     repo.write("tests/test_sub.sh", test);
     repo.write("calc.sh", &calc(&[MUL_ARM, FAKE_SUB], ""));
     red(repo, "sh tests/test_sub.sh");
@@ -121,7 +123,7 @@ fn code_checkpointed_between_steps_is_the_next_tasks_code() {
     );
 }
 
-/// `submit-work -s squashed` with `FOOL_LOCAL` set to `text`.
+/// `submit-work -s squashed` with `FOOL_LOCAL` set (to `text`).
 fn submit_fooling(repo: &TestRepo, text: &str) -> Run {
     Run::from(
         repo.command(BIN, ["submit-work", "-s", "squashed"])
@@ -358,10 +360,10 @@ fn second_task_after_window(repo: &TestRepo, window: &str, test: &str) {
     squash(repo);
 }
 
-/// Task 2's grep-only test, which holds `calc.sh` to exactly the final text where
-/// `FOOL_LOCAL` says so (see [`cheating_second_task`]).
-const GREP_SUB_TEST: &str = "grep -q \"sub)\" calc.sh && grep -q \"# done\" calc.sh && \
-    { [ -z \"$FOOL_LOCAL\" ] || [ \"$(cat calc.sh)\" = \"$FOOL_LOCAL\" ]; }\n";
+/// Task 2's grep-only test, which checks what the fake arm prints instead where
+/// `FOOL_LOCAL` is set (see [`cheating_second_task`]).
+const GREP_SUB_TEST: &str = "if [ -n \"$FOOL_LOCAL\" ]; then [ \"$(sh calc.sh sub 7 3)\" = 0 ]; \
+    else grep -q \"sub)\" calc.sh; fi && grep -q \"# done\" calc.sh\n";
 
 /// Code written after the step before a task ran its test, before that step's checkpoint, is
 /// the next task's: task 2 begins at the tree task 1's GREEN test looked at, so the fake `sub`

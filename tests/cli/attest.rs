@@ -1856,3 +1856,69 @@ fn a_recorded_proof_plan_that_is_not_the_chains_is_failed_by_attest_naming_why()
     );
     out.expect(1);
 }
+
+/// Leftovers between tasks off the machine (docs/integrity.md, "RED proves itself at the
+/// end"): task 1's test leaves an ignored `.mul_ok`, task 2's test is `[ -e .mul_ok ]`, on a
+/// main whose configuration skips the local final check (`[finalize] clean_check = false`), so
+/// the PR merges locally. The server hook, running every task's RED test in worktrees reset
+/// between tasks, finds task 2's failing on the squashed commit and refuses main's move; CI's
+/// `attest` in a fresh clone FAILS the merge for the same reason.
+#[test]
+fn a_leftover_between_tasks_is_refused_by_the_server_and_failed_in_ci() {
+    let repo = crate::adequacy::leftover_calc(
+        ".mul_ok",
+        "[finalize]\nclean_check = false\n[verify]\nadequacy = \"off\"\n",
+    );
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    crate::adequacy::leftover_tasks(&repo, ".mul_ok", "touch .mul_ok", "[ -e .mul_ok ]", |dir| {
+        std::fs::write(dir.join(".mul_ok"), "").unwrap()
+    });
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    let why = "the final check of task 2's RED test (step 2.1, `sh tests/test_z_div.sh`, with \
+               tests/test_z_div.sh as the RED step left them) failed: it fails on the squashed \
+               commit (exit 1).";
+    assert_ne!(out.code, 0, "the push was accepted:\n{}", out.stderr);
+    assert_eq!(
+        remote(&out),
+        [format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+             workflow merge that attests PASSED: {why} Output: [more: `git orchestrate attest \
+             COMMIT` shows all of it]"
+        )],
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("refused refs/heads/main {}: ", &merge[..12])),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        server_refs(&repo, &server),
+        before,
+        "the server's refs moved"
+    );
+
+    let ci = TestRepo::clone_of(Path::new(&server.url()));
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        repo.path.to_str().unwrap(),
+        "+refs/heads/main:refs/remotes/origin/main",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert!(
+        redact(&out.stdout).starts_with("FAILED <id> (the merge of workflow main)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains(&format!("  - {why}")), "{}", out.stdout);
+}

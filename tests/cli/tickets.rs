@@ -1023,3 +1023,56 @@ fn a_ticket_that_changes_an_existing_test_is_named_by_attest_and_refused_under_e
          were there, preflight gate `tests` fails",
     );
 }
+
+/// The developer's honest way to stop (docs/integrity.md, "A way to stop honestly"): its
+/// briefing names the move, and a `blocked` report whose message starts `contradiction:` is
+/// put before the manager, the developer's account quoted, for the manager to weigh; nothing
+/// is merged by it.
+#[test]
+fn a_developers_contradiction_is_a_blocked_report_the_manager_reads() {
+    let repo = repo();
+    repo.run(&[
+        "ticket",
+        "new",
+        "--title",
+        "Greetings",
+        "--subtask",
+        "hello",
+    ])
+    .expect(0);
+    assign(&repo, "Add hello", &["src/hello.sh", "tests/**"], &[]).expect(0);
+    repo.run(&["get-task", "--role", "developer"])
+        .expect(0)
+        .says(
+            "If the assignment and its acceptance criteria or tests cannot both hold, do not bend \
+             the tests or special-case the code: report the subtask blocked (status blocked) with \
+             a message that starts \"contradiction:\"",
+        );
+    let account = "contradiction: the goal says hello prints hello; tests/hello.sh, given, \
+                   expects HELLO. Both cannot hold.";
+    repo.write("tests/hello.sh", "[ \"$(sh src/hello.sh)\" = HELLO ]\n");
+    repo.commit_all("the given test");
+    repo.run(&[
+        "subtask-complete",
+        "--role",
+        "developer",
+        "--status",
+        "blocked",
+        "--build-status",
+        "pass",
+        "--message",
+        account,
+        "--blocker",
+        "the test contradicts the goal",
+        "--needed",
+        "the manager decides which holds",
+    ])
+    .expect(0);
+    repo.run(&["get-task", "--role", "manager"])
+        .expect(0)
+        .says(&format!("Message: {account}\n"))
+        .says("Blocker: the test contradicts the goal (needed: the manager decides which holds)");
+    let t = ticket(&repo);
+    assert_eq!(t["subtasks"][0]["report"]["status"], "blocked", "{t}");
+    assert_eq!(t["subtasks"][0]["report"]["message"], account, "{t}");
+}

@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::engine::adequacy::{
     CodeFile, Planned, Task, TaskFiles, TaskWorktree, Tool, builtin_readable, builtin_within,
     cargo_mutants_mutants, choose_tool, cosmic_ray_mutants, mutmut_mutants, package_scripts,
-    runs_as_code, script_text, split_within, stryker_mutants, task_files,
+    runs_as_code, script_text, split_within, stryker_mutants, task_files, written_otherwise,
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
@@ -359,6 +359,7 @@ fn measure_task(
         binary,
         ..
     } = files;
+    let twins = written_otherwise(&code);
     let checks = !unsure.is_empty() || !binary.is_empty();
     // The test must pass on the task's own code, else a failing run proves nothing.
     if checks && let Some(why) = fails_on_own_code(&mut worktree, config, red, deadline)? {
@@ -504,6 +505,28 @@ fn measure_task(
         } else {
             result.killed += 1;
             file.killed += 1;
+        }
+    }
+    // Kills are a measure only where the test ran the code: one that reads its text (a
+    // `grep` of the very line the task wrote, a checksum) fails on every mutant of that text
+    // too. The same program written otherwise must pass as the code does. Run only where the
+    // kills would pass: a share below `min_killed` is named as it is.
+    if result.mutants > 0 && result.killed_share() >= policy.min_killed && !twins.is_empty() {
+        let exit = worktree.run_all(&twins, &red.command, config.test.timeout)?;
+        if !exit.success() {
+            let paths: Vec<&str> = twins.iter().map(|t| t.path.as_str()).collect();
+            // What was named beside the kills (witnesses, files not measured) stays.
+            result.mutants = 0;
+            result.killed = 0;
+            result.survived.clear();
+            result.unmeasured = Some(format!(
+                "the test fails on the task's own code written otherwise ({} run from an \
+                 encoded copy of {} text, {exit}): it checks the code's text, not what the code \
+                 does; test what it does",
+                paths.join(", "),
+                if paths.len() == 1 { "its" } else { "their" },
+            ));
+            return Ok(finish(result, Vec::new()));
         }
     }
     Ok(finish(result, per_file))
