@@ -20,6 +20,20 @@ pub struct Scratch<'a> {
     made: Made,
     /// What [`Scratch::changed`] compares with, once [`Scratch::baseline`] took it.
     baseline: std::cell::RefCell<Baseline>,
+    /// The test code a watched run moved or removed ([`Scratch::watched`]), whatever it put
+    /// back: what the next [`Scratch::reset_changed`] names besides what it finds.
+    moved: std::cell::RefCell<std::collections::BTreeSet<String>>,
+}
+
+/// An inotify watch on the directories above a scratch worktree's test code while a command
+/// runs there ([`Scratch::watch`]).
+pub struct Watch {
+    fd: rustix::fd::OwnedFd,
+    /// Each watch's directory, from the worktree's root (empty: the root).
+    dirs: std::collections::HashMap<i32, PathBuf>,
+    /// The files of test code the worktree was made with: what a test creates and removes
+    /// beside them (a temporary file under `tests/`) is its own.
+    files: std::collections::HashSet<PathBuf>,
 }
 
 /// The files [`Scratch::changed`] compares with.
@@ -245,6 +259,7 @@ impl<'a> Scratch<'a> {
             admin,
             made,
             baseline: std::cell::RefCell::new(Baseline::None),
+            moved: Default::default(),
         };
         scratch.fetch_lfs(&pointers)?;
         // Made now: a confined run of the other worktree gets it bound read-only, and only
@@ -305,8 +320,95 @@ impl<'a> Scratch<'a> {
             .filter(|p| !unchanged.contains(*p))
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+        changed.extend(std::mem::take(&mut *self.moved.borrow_mut()));
         changed.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        changed.dedup();
         Ok(changed)
+    }
+
+    /// Watches the directories above this worktree's test code (every directory on the way
+    /// to a file `test_code` names, the root's too) for what a command run now moves or
+    /// removes there ([`Scratch::watched`]): the test's directory renamed away, a new one
+    /// holding a rewritten test and links to the other files put in its place, and the old
+    /// one renamed back once the runner read it leaves every file as it was, its inode and
+    /// change time too, which no compare afterwards can see. `None` where no baseline of
+    /// files is kept (a tree too large: git compares it) or the kernel gives no watch (no
+    /// inotify, the user's watches used up): the compares afterwards are all there is then.
+    pub fn watch(&self, test_code: TestCode) -> Option<Watch> {
+        use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
+        let mut dirs: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+        let mut code = std::collections::HashSet::new();
+        {
+            let baseline = self.baseline.borrow();
+            let files = match &*baseline {
+                Baseline::Settled => self.made.files.as_ref(),
+                Baseline::Files(files) => Some(files),
+                Baseline::Shadow | Baseline::None => None,
+            }?;
+            for path in files.entries.keys().filter(|p| test_code(p)) {
+                dirs.extend(path.ancestors().skip(1).map(Path::to_path_buf));
+                code.insert(path.clone());
+            }
+        }
+        if dirs.is_empty() {
+            return None;
+        }
+        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+        let flags = WatchFlags::MOVED_FROM
+            | WatchFlags::DELETE
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::DONT_FOLLOW
+            | WatchFlags::ONLYDIR;
+        let mut watched = std::collections::HashMap::new();
+        for dir in dirs {
+            let wd = inotify::add_watch(&fd, self.path().join(&dir), flags).ok()?;
+            watched.insert(wd, dir);
+        }
+        Some(Watch {
+            fd,
+            dirs: watched,
+            files: code,
+        })
+    }
+
+    /// What the run [`Scratch::watch`] watched moved or removed of the test code the
+    /// worktree was made with: a file of it, or a directory above it (an event the kernel dropped, every watched directory),
+    /// kept for the next [`Scratch::reset_changed`] to name. What it created or wrote is no
+    /// watch's: the compares see it.
+    pub fn watched(&self, watch: Watch) {
+        use rustix::fs::inotify::{ReadFlags, Reader};
+        use std::os::unix::ffi::OsStrExt as _;
+        let name = |dir: &Path| match dir.as_os_str().is_empty() {
+            true => ".".to_string(),
+            false => dir.to_string_lossy().into_owned(),
+        };
+        let mut moved = self.moved.borrow_mut();
+        let mut buf = [std::mem::MaybeUninit::uninit(); 8192];
+        let mut events = Reader::new(&watch.fd, &mut buf);
+        // Non-blocking: the run has ended, and the events it made are all queued.
+        while let Ok(event) = events.next() {
+            let flags = event.events();
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                moved.extend(watch.dirs.values().map(|d| name(d)));
+                continue;
+            }
+            let Some(dir) = watch.dirs.get(&event.wd()) else {
+                continue;
+            };
+            if flags.intersects(ReadFlags::MOVE_SELF | ReadFlags::DELETE_SELF) {
+                moved.insert(name(dir));
+                continue;
+            }
+            let Some(file) = event.file_name() else {
+                continue;
+            };
+            let path = dir.join(std::ffi::OsStr::from_bytes(file.to_bytes()));
+            let ours = watch.files.contains(&path) || watch.dirs.values().any(|d| *d == path);
+            if flags.intersects(ReadFlags::MOVED_FROM | ReadFlags::DELETE) && ours {
+                moved.insert(name(&path));
+            }
+        }
     }
 
     /// [`Scratch::reset`]; with `unchanged`, the paths of the kept files' walk that held
@@ -715,7 +817,7 @@ fn changed_files(dir: &Path, files: &Files, test_code: Option<TestCode>) -> Vec<
                     && std::fs::read_link(&full).is_ok_and(|t| t == *target)
             }
             (FileEntry::File { mode, bytes, stamp }, Some(meta)) => {
-                !(test_code.is_some_and(|t| t(path)) && rewritten(&meta, *stamp))
+                !(rewritten(&meta, *stamp) && test_code.is_some_and(|t| t(path)))
                     && holds(&full, &meta, (bytes, *stamp), |now| {
                         (now & 0o100) == (mode & 0o100)
                     })
@@ -777,7 +879,7 @@ fn restore_files(
                         // a compare, a rewrite for a reset.
                         if let Some((seen, _)) = unchanged
                             .as_mut()
-                            .filter(|(_, t)| !(kept || t(&path) && rewritten(&meta, *stamp)))
+                            .filter(|(_, t)| !(kept || rewritten(&meta, *stamp) && t(&path)))
                             && holds(&full, &meta, (bytes, *stamp), |now| {
                                 (now & 0o100) == (made & 0o100)
                             })

@@ -742,3 +742,69 @@ fn a_pinned_test_rewritten_and_put_back_by_the_code_it_loads_is_refused_at_the_e
         out.stdout
     );
 }
+
+/// `calc.py`, imported by `tests/test_add.py` before pytest reads `tests/test_mul.py`, swaps
+/// the test's directory: `tests` renamed away, a new `tests` holding a pinned test that
+/// passes and links to the other files, and the fake test, once imported, puts the old
+/// directory back. No file of the tree is written, nor its inode or change time moved.
+const CALC_SWAPS_THE_TESTS: &str = "import os\nimport shutil\n\n_ROOT = os.path.dirname(os.path.abspath(__file__))\n\
+_T = os.path.join(_ROOT, 'tests')\n_AWAY = os.path.join(_ROOT, 'tests.away')\n\
+if not os.path.exists(_AWAY):\n    os.rename(_T, _AWAY)\n    os.mkdir(_T)\n    for name in os.listdir(_AWAY):\n        \
+if name != 'test_mul.py':\n            os.symlink(os.path.join(_AWAY, name), os.path.join(_T, name))\n    \
+with open(os.path.join(_T, 'test_mul.py'), 'w') as f:\n        f.write('import os, shutil\\nshutil.rmtree(%r)\\nos.rename(%r, %r)\\n\\n\\ndef test_mul():\\n    pass\\n' % (_T, _AWAY, _T))\n\n\n\
+def add(a, b):\n    return a + b\n";
+
+/// The directory swap of [`CALC_SWAPS_THE_TESTS`], written after an honest GREEN and
+/// checkpointed (pytest exits 0, every test passed, the tree as it was): the final check
+/// watches what the run moves above the test code, refuses the squash naming the directory,
+/// and where the local check was off and it merged, `attest` in a fresh clone refuses it.
+#[test]
+fn a_test_directory_swapped_and_swapped_back_by_the_code_it_loads_is_refused_at_the_end() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let refusal = format!(
+        "the RED test of step 1.1 (`{command}`) changed files of the commit in the worktree the \
+         checks run in (tests): what ran after it, or what it judged, is not what the commit \
+         holds."
+    );
+    let swapped = |extra: &str| {
+        let repo = pycalc(&bin, extra);
+        red_mul(&repo, &command);
+        repo.write("calc.py", CALC_MUL);
+        repo.submit_test(&command, None).expect(0);
+        repo.write("calc.py", CALC_SWAPS_THE_TESTS);
+        repo.run(&["checkpoint"]).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+        assert_eq!(
+            std::fs::read_to_string(repo.path.join("tests/test_mul.py")).unwrap(),
+            TEST_MUL,
+            "the pinned test is back after each run"
+        );
+        assert!(!repo.path.join("tests.away").exists());
+        squash(&repo);
+        repo
+    };
+    let repo = swapped("");
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!("FAILURE: {refusal}")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let repo = swapped("\n[finalize]\nclean_check = false\n");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = attest_in_clone(&repo);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!("  - {refusal}")),
+        "{}",
+        out.stdout
+    );
+}

@@ -471,10 +471,16 @@ fn run_red(
 ) -> Result<(TestRun, TestRun), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
+    let test_code = |path: &std::path::Path| is_test_code(config, &[pinned], &[], path);
     let run = |scratch: &Scratch,
                apart: &Option<CommandEnv>,
                command: &str|
      -> Result<TestRun, EngineError> {
+        // In the final tree, what the run moves of the test code is watched: a directory
+        // swapped and swapped back leaves no file for the compare after it to see.
+        let watch = std::ptr::eq(scratch, squashed)
+            .then(|| scratch.watch(&test_code))
+            .flatten();
         let ran = run_test(
             session,
             command,
@@ -484,6 +490,9 @@ fn run_red(
         );
         // Whatever the run left running ends before anything else is read or run there.
         end_orphans(reaper, &format!("`{command}`"))?;
+        if let Some(watch) = watch {
+            scratch.watched(watch);
+        }
         ran
     };
     let runs = if coin() {
