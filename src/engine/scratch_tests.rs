@@ -758,3 +758,54 @@ fn a_file_rewritten_and_put_back_counts_as_written_for_the_tree_check() {
         "{unchanged:?}"
     );
 }
+
+/// The watch of a run ([`Scratch::watch`]): a directory above the test code moved away and
+/// back, and a test file moved aside and back, are changes the reset names, though every file
+/// is as it was; what a run creates and removes beside the test code, and what it does to
+/// files that are no test code, is not the watch's.
+#[test]
+fn a_watched_run_that_moves_test_code_and_puts_it_back_is_named() {
+    let repo = repo_with_files();
+    repo.write("tests/test_mul.sh", "exit 1\n");
+    repo.write("tests/helper.sh", "true\n");
+    repo.write("calc.sh", "echo\n");
+    repo.commit_all("tests");
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let mut scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    scratch.settle();
+    scratch.baseline().expect("taken");
+    let dir = scratch.path().to_path_buf();
+    let test_code = |p: &Path| p.starts_with("tests");
+
+    // Honest: a temporary file under tests/ made and removed, calc.sh moved aside and back.
+    let watch = scratch.watch(&test_code).expect("watched");
+    std::fs::write(dir.join("tests/tmp.out"), "x").expect("write");
+    std::fs::remove_file(dir.join("tests/tmp.out")).expect("remove");
+    std::fs::rename(dir.join("calc.sh"), dir.join("calc.sh.bak")).expect("rename");
+    std::fs::rename(dir.join("calc.sh.bak"), dir.join("calc.sh")).expect("rename");
+    scratch.watched(watch);
+    assert_eq!(
+        scratch.reset_changed(&test_code).expect("reset"),
+        Vec::<String>::new()
+    );
+
+    // The directory swapped away and back.
+    let watch = scratch.watch(&test_code).expect("watched");
+    std::fs::rename(dir.join("tests"), dir.join("tests.away")).expect("rename");
+    std::fs::create_dir(dir.join("tests")).expect("mkdir");
+    std::fs::remove_dir(dir.join("tests")).expect("rmdir");
+    std::fs::rename(dir.join("tests.away"), dir.join("tests")).expect("rename");
+    scratch.watched(watch);
+    assert_eq!(scratch.reset_changed(&test_code).expect("reset"), ["tests"]);
+
+    // A test file moved aside and back.
+    let watch = scratch.watch(&test_code).expect("watched");
+    std::fs::rename(dir.join("tests/helper.sh"), dir.join("h")).expect("rename");
+    std::fs::rename(dir.join("h"), dir.join("tests/helper.sh")).expect("rename");
+    scratch.watched(watch);
+    assert_eq!(
+        scratch.reset_changed(&test_code).expect("reset"),
+        ["tests/helper.sh"]
+    );
+}
