@@ -1765,6 +1765,88 @@ fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
     );
 }
 
+/// The same coin flip through the CI job's own notes: its command (`attest --ci-note`, the
+/// job's key) writes the FAILED verdict, signed, to `refs/notes/orchestrator-attest-ci`, and
+/// the publish step pushes it there; the next job fetches the notes as the template does
+/// (`+refs/notes/orchestrator*:refs/notes/orchestrator*`), draws nothing, and finds the
+/// signed refusal of the same tree under the same policy: FAILED as flaky, naming it.
+#[test]
+fn a_coin_flip_test_that_failed_once_in_the_ci_jobs_notes_is_flaky_when_it_passes_later() {
+    let keys = tempfile::tempdir().unwrap();
+    let verifier = key(keys.path(), "verifier");
+    let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
+    let signers = format!("ci@example namespaces=\"git-orchestrate-attest\" {public}");
+    let repo = calc_with(CALC_CONFIG, &[(".orchestrate/allowed_signers", &signers)]);
+    let coin = outside(&repo, "coin");
+    let coin_test = format!(
+        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
+         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
+         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
+        coin.display()
+    );
+    repo.write("tests/test_mul.sh", &coin_test);
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let fresh_clone = || {
+        let ci = TestRepo::clone_of(&repo.path);
+        ci.git(&[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "origin",
+            "+refs/orchestrator/*:refs/orchestrator/*",
+            "+refs/notes/orchestrator*:refs/notes/orchestrator*",
+        ]);
+        ci
+    };
+
+    std::fs::write(&coin, "fail\n").unwrap();
+    let ci = fresh_clone();
+    let key_arg = verifier.display().to_string();
+    let out = ci.run(&[
+        "attest",
+        "--json",
+        "--ci-note",
+        "--confine",
+        "namespace",
+        "--signing-key",
+        &key_arg,
+        &merge,
+    ]);
+    out.expect(1);
+    let first = out.json()["verdicts"][0].clone();
+    assert_eq!(first["flaky"], false, "{first}");
+    ci.git(&[
+        "push",
+        "--quiet",
+        "origin",
+        "refs/notes/orchestrator-attest-ci",
+    ]);
+    assert!(
+        repo.git(&["notes", "--ref=orchestrator-attest-ci", "list"])
+            .contains(&merge),
+        "the signed verdict is on the remote's CI notes"
+    );
+
+    // The coin says nothing more: the tests pass.
+    std::fs::write(&coin, "").unwrap();
+    let ci = fresh_clone();
+    let out = ci.run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    let second = &out.json()["verdicts"][0];
+    let time = first["statement"]["predicate"]["timeVerified"].clone();
+    assert_eq!(second["flaky"], true, "{second}");
+    assert_eq!(
+        second["earlier_refusals"],
+        serde_json::json!([{"commit": merge, "time": time, "reasons": first["reasons"]}])
+    );
+}
+
 /// An existing test gutted in the PR, through the server hook (tests/cli/approve.rs has the
 /// rest): merged unapproved where the local check did not put the tests back
 /// (`clean_check = false`), the hook refuses main's move, naming the test and that a human's

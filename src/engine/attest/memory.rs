@@ -32,8 +32,8 @@ struct Noted {
 }
 
 /// The verdict notes of the judged repository (its own `refs/notes/orchestrator-attest` and
-/// the remotes' copies a fetch brought), listed once; each is read only when its commit's
-/// tree is the one asked about.
+/// `refs/notes/orchestrator-attest-ci`, and the remotes' copies a fetch brought), listed
+/// once; each is read only when its commit's tree is the one asked about.
 pub struct Memory<'j> {
     judged: &'j Judged,
     notes: Vec<Noted>,
@@ -48,9 +48,16 @@ impl<'j> Memory<'j> {
         let git = &judged.git;
         let mut notes = Vec::new();
         for (reference, _) in git.refs_under(&["refs/notes/"])? {
-            let ours = reference == crate::store::ATTEST_NOTES_REF
+            // The CI job's signed verdicts too (`--ci-note`): a tree one job saw fail stays
+            // failed for the next job, which fetches them.
+            let ours = [
+                crate::store::ATTEST_NOTES_REF,
+                crate::store::ATTEST_CI_NOTES_REF,
+            ]
+            .contains(&reference.as_str())
                 || (reference.starts_with("refs/notes/remotes/")
-                    && reference.ends_with("/orchestrator-attest"));
+                    && (reference.ends_with("/orchestrator-attest")
+                        || reference.ends_with("/orchestrator-attest-ci")));
             if !ours {
                 continue;
             }
