@@ -31,6 +31,8 @@ pub struct Watch {
     fd: rustix::fd::OwnedFd,
     /// Each watch's directory, from the worktree's root (empty: the root).
     dirs: std::collections::HashMap<i32, PathBuf>,
+    /// Each watch of a file of the test code, by its path.
+    file_watches: std::collections::HashMap<i32, PathBuf>,
     /// The files of test code the worktree was made with: what a test creates and removes
     /// beside them (a temporary file under `tests/`) is its own.
     files: std::collections::HashSet<PathBuf>,
@@ -167,21 +169,24 @@ fn writes_move_change_time(dir: &Path) -> bool {
 }
 
 /// Which paths of a scratch worktree are test code, where a write whose bytes were put back
-/// still counts ([`rewritten`]): the pinned tests, the runner's files, `[gates] test_paths`.
-/// Other files a run may touch without changing them (a `chmod +x` of a script, a tool that
-/// rewrites a generated file with the same bytes), as a compare of bytes allows.
+/// still counts ([`rewritten`], [`Scratch::watch`]): the pinned tests' files and the runner's
+/// files put in with them, what the runner loads as the test. Other files a run may rewrite
+/// with the same bytes (a snapshot file jest saves again, a generated fixture), as a compare
+/// of bytes allows.
 pub type TestCode<'a> = &'a dyn Fn(&Path) -> bool;
 
 /// Whether the file whose metadata is `meta` was written since its [`Stamp`] was taken
-/// (`stamp`), whatever it holds now: another file in its place, or its change time moved.
-/// Code a test loads can rewrite the pinned test before its runner reads it and put the
-/// bytes back once it ran (a module imported at collection, a build script): a compare of
-/// bytes finds nothing, but the change time, which no process sets back, does. `false`
-/// without a stamp (a racy file, a filesystem whose change times are not trusted).
+/// (`stamp`), whatever it holds now: another file in its place, or its modification time
+/// moved. Code a test loads can rewrite the pinned test before its runner reads it and put
+/// the bytes back once it ran (a module imported at collection, a build script): a compare
+/// of bytes finds nothing, but a write moves the modification time (through `mmap` too). A
+/// time set back (`utime`) is the watch's to see ([`Scratch::watch`]: every write is an
+/// event); the change time alone is not asked, as a `chmod +x` of the test moves it too.
+/// `false` without a stamp (a racy file, a filesystem whose times are not trusted).
 fn rewritten(meta: &std::fs::Metadata, stamp: Option<Stamp>) -> bool {
     stamp.is_some_and(|s| {
         let now = Stamp::of(meta);
-        (now.dev, now.ino, now.ctime) != (s.dev, s.ino, s.ctime)
+        (now.dev, now.ino, now.mtime) != (s.dev, s.ino, s.mtime)
     })
 }
 
@@ -308,7 +313,7 @@ impl<'a> Scratch<'a> {
     pub fn reset_changed(&self, test_code: TestCode) -> Result<Vec<String>, EngineError> {
         let settled = matches!(&*self.baseline.borrow(), Baseline::Settled);
         let Some(files) = self.made.files.as_ref().filter(|_| settled) else {
-            let changed = self.compare(Some(test_code))?;
+            let changed = self.changed_seeing(test_code)?;
             self.reset()?;
             return Ok(changed);
         };
@@ -320,6 +325,17 @@ impl<'a> Scratch<'a> {
             .filter(|p| !unchanged.contains(*p))
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+        changed.extend(std::mem::take(&mut *self.moved.borrow_mut()));
+        changed.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        changed.dedup();
+        Ok(changed)
+    }
+
+    /// [`Scratch::changed`], with what a watched run moved or wrote of the test code and a
+    /// file of it written though its bytes are back ([`rewritten`]): what
+    /// [`Scratch::reset_changed`] names, where no reset follows (one that failed).
+    pub fn changed_seeing(&self, test_code: TestCode) -> Result<Vec<String>, EngineError> {
+        let mut changed = self.compare(Some(test_code))?;
         changed.extend(std::mem::take(&mut *self.moved.borrow_mut()));
         changed.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         changed.dedup();
@@ -354,20 +370,29 @@ impl<'a> Scratch<'a> {
             return None;
         }
         let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
-        let flags = WatchFlags::MOVED_FROM
+        let gone = WatchFlags::MOVE_SELF | WatchFlags::DELETE_SELF | WatchFlags::DONT_FOLLOW;
+        let dir_flags = gone
+            | WatchFlags::MOVED_FROM
             | WatchFlags::DELETE
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::DONT_FOLLOW
+            | WatchFlags::MODIFY
             | WatchFlags::ONLYDIR;
         let mut watched = std::collections::HashMap::new();
         for dir in dirs {
-            let wd = inotify::add_watch(&fd, self.path().join(&dir), flags).ok()?;
+            let wd = inotify::add_watch(&fd, self.path().join(&dir), dir_flags).ok()?;
             watched.insert(wd, dir);
+        }
+        // Each file itself too: a write through another link to it is no event of its
+        // directory's.
+        let mut file_watches = std::collections::HashMap::new();
+        for file in &code {
+            let wd =
+                inotify::add_watch(&fd, self.path().join(file), gone | WatchFlags::MODIFY).ok()?;
+            file_watches.insert(wd, file.clone());
         }
         Some(Watch {
             fd,
             dirs: watched,
+            file_watches,
             files: code,
         })
     }
@@ -393,6 +418,14 @@ impl<'a> Scratch<'a> {
                 moved.extend(watch.dirs.values().map(|d| name(d)));
                 continue;
             }
+            if let Some(file) = watch.file_watches.get(&event.wd()) {
+                if flags
+                    .intersects(ReadFlags::MODIFY | ReadFlags::MOVE_SELF | ReadFlags::DELETE_SELF)
+                {
+                    moved.insert(name(file));
+                }
+                continue;
+            }
             let Some(dir) = watch.dirs.get(&event.wd()) else {
                 continue;
             };
@@ -405,7 +438,8 @@ impl<'a> Scratch<'a> {
             };
             let path = dir.join(std::ffi::OsStr::from_bytes(file.to_bytes()));
             let ours = watch.files.contains(&path) || watch.dirs.values().any(|d| *d == path);
-            if flags.intersects(ReadFlags::MOVED_FROM | ReadFlags::DELETE) && ours {
+            let moved_or_written = ReadFlags::MOVED_FROM | ReadFlags::DELETE | ReadFlags::MODIFY;
+            if flags.intersects(moved_or_written) && ours {
                 moved.insert(name(&path));
             }
         }

@@ -518,9 +518,8 @@ fn a_reset_names_what_a_compare_before_it_would_and_resets() {
     );
     // Rewritten, removed, made executable, a directory swapped for a link to a copy of it, a
     // mode git does not see (group write), and a new file: what a compare names, the reset
-    // names, and every one of them is put back; the reset names the file whose mode changed
-    // too, where stamps are trusted: its change time moved, as a write's does, and a write
-    // whose bytes were put back is a write (`rewritten`).
+    // names, and every one of them is put back. A mode set again moves the change time
+    // alone, which is no write (`rewritten`), test code or not.
     std::fs::write(dir.join("README"), "other").expect("write");
     std::fs::remove_file(dir.join("test.sh")).expect("remove");
     std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755))
@@ -534,14 +533,7 @@ fn a_reset_names_what_a_compare_before_it_would_and_resets() {
     std::fs::write(dir.join("coverage.xml"), "new").expect("write");
     let compared = scratch.changed().expect("compared");
     assert_eq!(compared, ["README", "d/inside", "run.sh", "test.sh"]);
-    let written: Vec<String> = if writes_move_change_time(&dir) {
-        ["README", "d/inside", "mode.txt", "run.sh", "test.sh"]
-            .map(String::from)
-            .to_vec()
-    } else {
-        compared.clone()
-    };
-    assert_eq!(scratch.reset_changed(&|_| true).expect("reset"), written);
+    assert_eq!(scratch.reset_changed(&|_| true).expect("reset"), compared);
     assert_eq!(scratch.changed().expect("compared"), Vec::<String>::new());
     assert!(!dir.join("coverage.xml").exists() && !dir.join("d.away").exists());
     assert!(
@@ -760,9 +752,10 @@ fn a_file_rewritten_and_put_back_counts_as_written_for_the_tree_check() {
 }
 
 /// The watch of a run ([`Scratch::watch`]): a directory above the test code moved away and
-/// back, and a test file moved aside and back, are changes the reset names, though every file
-/// is as it was; what a run creates and removes beside the test code, and what it does to
-/// files that are no test code, is not the watch's.
+/// back, a test file rewritten and put back with its time set back, and a test file moved
+/// aside and back, are changes the reset names, though every file is as it was; a mode set
+/// again, what a run creates and removes beside the test code, and what it does to files
+/// that are no test code, are not.
 #[test]
 fn a_watched_run_that_moves_test_code_and_puts_it_back_is_named() {
     let repo = repo_with_files();
@@ -798,6 +791,40 @@ fn a_watched_run_that_moves_test_code_and_puts_it_back_is_named() {
     std::fs::rename(dir.join("tests.away"), dir.join("tests")).expect("rename");
     scratch.watched(watch);
     assert_eq!(scratch.reset_changed(&test_code).expect("reset"), ["tests"]);
+
+    // The test's mode set again (a `chmod +x` before it runs) is no write.
+    let watch = scratch.watch(&test_code).expect("watched");
+    let mode = std::fs::metadata(dir.join("tests/test_mul.sh"))
+        .expect("stat")
+        .permissions();
+    std::fs::set_permissions(dir.join("tests/test_mul.sh"), mode).expect("chmod");
+    scratch.watched(watch);
+    assert_eq!(
+        scratch.reset_changed(&test_code).expect("reset"),
+        Vec::<String>::new()
+    );
+
+    // The test rewritten and put back, its modification time set back too: the watch saw
+    // the writes.
+    let watch = scratch.watch(&test_code).expect("watched");
+    let test = dir.join("tests/test_mul.sh");
+    let mtime = std::fs::metadata(&test)
+        .expect("stat")
+        .modified()
+        .expect("mtime");
+    std::fs::write(&test, "exit 0\n").expect("write");
+    std::fs::write(&test, "exit 1\n").expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(&test)
+        .expect("open")
+        .set_modified(mtime)
+        .expect("set the time back");
+    scratch.watched(watch);
+    assert_eq!(
+        scratch.reset_changed(&test_code).expect("reset"),
+        ["tests/test_mul.sh"]
+    );
 
     // A test file moved aside and back.
     let watch = scratch.watch(&test_code).expect("watched");

@@ -1907,3 +1907,46 @@ fn a_master_plan_over_the_cap_is_refused_unread() {
         out.stdout
     );
 }
+
+/// An honest test command that sets its executable test's mode again before it runs it
+/// (`chmod +x tests/test_mul.sh && ./tests/test_mul.sh`), as shell projects do, moves the
+/// pinned test's change time in every run, and writes nothing: the final check takes it, and
+/// `attest` in a fresh clone passes the merge. What counts as a write of the pinned test
+/// though its bytes are back is a write (its modification time, the watch's events), not a
+/// mode set again.
+#[test]
+fn a_test_command_that_sets_its_tests_mode_again_is_proven_at_the_end() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let command = "chmod +x tests/test_mul.sh && ./tests/test_mul.sh";
+    let repo = calc();
+    repo.write("tests/test_mul.sh", &format!("#!/bin/sh\n{TEST_MUL}"));
+    std::fs::set_permissions(
+        repo.path.join("tests/test_mul.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    red(&repo, command);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, command);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(0);
+    assert_eq!(
+        repo.git(&["ls-tree", &squashed, "tests/test_mul.sh"])
+            .split_whitespace()
+            .next(),
+        Some("100755")
+    );
+    mark_done_and_merge(&repo).expect(0);
+    let ci = TestRepo::clone_of(&repo.path);
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    let out = ci.run(&["attest", "--no-note", &main_tip(&repo)]);
+    out.expect(0);
+    assert!(out.stdout.starts_with("PASSED "), "{}", out.stdout);
+}

@@ -9,6 +9,7 @@ use super::pytest_hooks;
 use crate::config::Config;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::scratch::Scratch;
+use crate::engine::scratch::TestCode;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec::CommandEnv;
 use crate::exec::orphans::Reaper;
@@ -109,12 +110,14 @@ impl<'a> Pairs<'a> {
         before.pin(&pinned.tree, &on_base_paths)?;
         let (before, squashed) = &*self.worktrees.insert((before, squashed));
         self.last = Some(pinned.clone());
+        let (reds, hooks_put) = (&self.reds, &self.hooks_put);
+        let test_code = |path: &std::path::Path| is_test_code(reds, hooks_put, path);
         let (on_base, on_tree) = match run_red_repeated(
             self.session,
             self.config,
             pinned,
             (before, squashed),
-            self.reaper,
+            (self.reaper, &test_code),
         )? {
             Ok(runs) => runs,
             Err(outcome) => return Ok(outcome),
@@ -161,19 +164,20 @@ impl<'a> Pairs<'a> {
     /// (one walk of it, not two), unless something else runs between them.
     pub fn unchanged(&self) -> Result<Outcome, EngineError> {
         let changed = match &self.worktrees {
-            Some((_, squashed)) => match squashed.reset_changed(&|path| {
-                let reds: Vec<&PinnedTest> = self.reds.iter().collect();
-                is_test_code(self.config, &reds, &self.hooks_put, path)
-            }) {
-                Ok(changed) => {
-                    self.squashed_reset.set(true);
-                    changed
+            Some((_, squashed)) => {
+                let test_code =
+                    |path: &std::path::Path| is_test_code(&self.reds, &self.hooks_put, path);
+                match squashed.reset_changed(&test_code) {
+                    Ok(changed) => {
+                        self.squashed_reset.set(true);
+                        changed
+                    }
+                    // A reset that failed (a directory a test made unremovable) is the next
+                    // pair's to meet again, which then makes new worktrees: what changed is
+                    // compared as it is now, by the same rule, with what the watch saw.
+                    Err(_) => squashed.changed_seeing(&test_code)?,
                 }
-                // A reset that failed (a directory a test made unremovable) is the next
-                // pair's to meet again, which then makes new worktrees: what changed is
-                // compared as it is now.
-                Err(_) => squashed.changed()?,
-            },
+            }
             None => Vec::new(),
         };
         Ok(Outcome::Tree {
@@ -390,21 +394,15 @@ fn link_above(dir: &std::path::Path, path: &str) -> bool {
 }
 
 /// Whether `path` of the squashed worktree is test code, whose rewrite counts though its
-/// bytes were put back ([`crate::engine::scratch::TestCode`]): a pinned test's file or
-/// runner's file, a hook put in, or a path `[gates] test_paths` names.
-fn is_test_code(
-    config: &Config,
-    reds: &[&PinnedTest],
-    hooks_put: &[String],
-    path: &std::path::Path,
-) -> bool {
+/// bytes were put back ([`TestCode`]): a pinned test's file or runner's file, or a hook put
+/// in. Pinned paths are the chain's strings: a path that is no UTF-8 is none of them.
+fn is_test_code(reds: &[PinnedTest], hooks_put: &[String], path: &std::path::Path) -> bool {
     let Some(path) = path.to_str() else {
-        return true;
+        return false;
     };
     reds.iter()
         .any(|r| r.paths.iter().chain(&r.hooks).any(|p| p == path))
         || hooks_put.iter().any(|p| p == path)
-        || config.is_test_path(path)
 }
 
 /// The RED test's two runs, `[verify] runs` times over in the same worktrees, reset between
@@ -415,13 +413,20 @@ fn run_red_repeated(
     config: &Config,
     pinned: &PinnedTest,
     (before, squashed): (&Scratch, &Scratch),
-    reaper: Option<&Reaper>,
+    (reaper, test_code): (Option<&Reaper>, TestCode),
 ) -> Result<Result<(TestRun, TestRun), Outcome>, EngineError> {
     // Made once for the task's repeats: each names every read-only path again.
     let env = session.command_env()?;
     let envs = (apart(env, squashed), apart(env, before));
     let envs = (&envs.0, &envs.1);
-    let first = run_red(session, config, pinned, (before, squashed), reaper, envs)?;
+    let first = run_red(
+        session,
+        config,
+        pinned,
+        (before, squashed),
+        (reaper, test_code),
+        envs,
+    )?;
     let mut on_base = vec![first.0.output.exit.success()];
     let mut on_squash = vec![first.1.output.exit.success()];
     for _ in 1..config.verify.runs {
@@ -429,7 +434,7 @@ fn run_red_repeated(
         // marker, say) is not seen by the next, whose verdict is then its own. A write into
         // the squashed tree is refused before the reset could hide it.
         // One walk of the squashed worktree compares and resets it.
-        let changed = squashed.reset_changed(&|path| is_test_code(config, &[pinned], &[], path))?;
+        let changed = squashed.reset_changed(test_code)?;
         if !changed.is_empty() {
             return Ok(Err(Outcome::Tree {
                 by: Some(pinned.clone()),
@@ -437,7 +442,14 @@ fn run_red_repeated(
             }));
         }
         before.reset()?;
-        let (b, s) = run_red(session, config, pinned, (before, squashed), reaper, envs)?;
+        let (b, s) = run_red(
+            session,
+            config,
+            pinned,
+            (before, squashed),
+            (reaper, test_code),
+            envs,
+        )?;
         on_base.push(b.output.exit.success());
         on_squash.push(s.output.exit.success());
     }
@@ -466,12 +478,11 @@ fn run_red(
     config: &Config,
     pinned: &PinnedTest,
     (before, squashed): (&Scratch, &Scratch),
-    reaper: Option<&Reaper>,
+    (reaper, test_code): (Option<&Reaper>, TestCode),
     (base_env, squashed_env): (&Option<CommandEnv>, &Option<CommandEnv>),
 ) -> Result<(TestRun, TestRun), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
-    let test_code = |path: &std::path::Path| is_test_code(config, &[pinned], &[], path);
     let run = |scratch: &Scratch,
                apart: &Option<CommandEnv>,
                command: &str|
@@ -479,7 +490,7 @@ fn run_red(
         // In the final tree, what the run moves of the test code is watched: a directory
         // swapped and swapped back leaves no file for the compare after it to see.
         let watch = std::ptr::eq(scratch, squashed)
-            .then(|| scratch.watch(&test_code))
+            .then(|| scratch.watch(test_code))
             .flatten();
         let ran = run_test(
             session,
