@@ -570,8 +570,16 @@ pub fn written_otherwise(path: &str, text: &str) -> Option<String> {
             format!("eval \"$(printf '{octal}')\"\n")
         }
         _ => {
-            let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
-            format!("exec(compile(bytes.fromhex('{hex}').decode('utf-8'), __file__, 'exec'))\n")
+            // Bytes to `compile`, which reads a byte-order mark or a coding line itself; the
+            // file's name where the module has none (`exec(open(path).read(), ns)`).
+            let hex =
+                |bytes: &[u8]| -> String { bytes.iter().map(|b| format!("{b:02x}")).collect() };
+            format!(
+                "exec(compile(bytes.fromhex('{}'), globals().get('__file__', \
+                 bytes.fromhex('{}').decode('utf-8', 'surrogateescape')), 'exec'))\n",
+                hex(text.as_bytes()),
+                hex(path.as_bytes())
+            )
         }
     };
     // Its comment lines stay as they are, after it: a test may look for a mark in a comment,
@@ -606,7 +614,9 @@ mod tests {
         assert_eq!(
             written_otherwise("m/money.py", "x = 1\n").as_deref(),
             Some(
-                "exec(compile(bytes.fromhex('78203d20310a').decode('utf-8'), __file__, 'exec'))\n"
+                "exec(compile(bytes.fromhex('78203d20310a'), globals().get('__file__', \
+                 bytes.fromhex('6d2f6d6f6e65792e7079').decode('utf-8', 'surrogateescape')), \
+                 'exec'))\n"
             )
         );
         assert_eq!(written_otherwise("calc.js", "x\n"), None);

@@ -68,10 +68,11 @@ fn inside(path: &str) -> Option<String> {
 }
 
 /// The configuration files of the repository a command that runs vitest may load: each of
-/// [`CONFIG_FILES`] in the root it runs in (the repository's, or the one `--root`/`-r`
-/// names), whether the tree has it or not, and the file `--config`/`-c` names; nothing for a
-/// command that does not run vitest. What an option's value is built from (a variable) is not
-/// guessed at.
+/// [`CONFIG_FILES`] in the directory it runs in (the repository's root, one a `cd` names, the
+/// one `--root`/`-r` names) and in every directory above it up to the root, as vitest looks
+/// upward for its configuration, whether the tree has it or not, and the file
+/// `--config`/`-c` names; nothing for a command that does not run vitest. What a value is
+/// built from (a variable) is not guessed at.
 pub fn named_by_command(command: &str) -> Vec<String> {
     if !runs_vitest(command) {
         return Vec::new();
@@ -86,7 +87,7 @@ pub fn named_by_command(command: &str) -> Vec<String> {
         let (is_config, value) = match word.split_once('=') {
             Some(("--config" | "-c", v)) => (true, Some(v.to_string())),
             Some(("--root" | "-r", v)) => (false, Some(v.to_string())),
-            _ if matches!(word, "--config" | "-c" | "--root" | "-r") => {
+            _ if matches!(word, "--config" | "-c" | "--root" | "-r" | "cd") => {
                 (matches!(word, "--config" | "-c"), words.get(i).cloned())
             }
             _ => continue,
@@ -97,7 +98,14 @@ pub fn named_by_command(command: &str) -> Vec<String> {
         if is_config {
             out.push(path);
         } else {
-            roots.push(path);
+            let mut dir = std::path::Path::new(&path);
+            loop {
+                roots.push(dir.to_string_lossy().into_owned());
+                match dir.parent() {
+                    Some(up) if !up.as_os_str().is_empty() => dir = up,
+                    _ => break,
+                }
+            }
         }
     }
     for root in roots {
@@ -111,6 +119,37 @@ pub fn named_by_command(command: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// `hooks` without the `vite.config.*` of a directory where `present` says a
+/// `vitest.config.*` is: vitest reads vite's own configuration only where it finds none of
+/// its own (one that imports it is its own to pin), and vite's is the application's build,
+/// which a GREEN step may change.
+pub fn read_by_vitest(hooks: Vec<String>, present: impl Fn(&str) -> bool) -> Vec<String> {
+    let dir_of = |p: &str| {
+        p.rsplit_once('/')
+            .map_or(String::new(), |(d, _)| d.to_string())
+    };
+    let own: Vec<String> = hooks
+        .iter()
+        .filter(|p| {
+            p.rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with("vitest.config."))
+                && present(p)
+        })
+        .map(|p| dir_of(p))
+        .collect();
+    hooks
+        .into_iter()
+        .filter(|p| {
+            let vite = p
+                .rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with("vite.config."));
+            !(vite && own.contains(&dir_of(p)))
+        })
+        .collect()
 }
 
 /// The configuration files a vitest command line names with `--config`.
@@ -145,7 +184,6 @@ mod tests {
             named_by_command("./node_modules/.bin/vitest --run tests"),
             root
         );
-        assert_eq!(named_by_command("cd web && vitest run"), root);
         let mut with = root.clone();
         with.push("ci/vt.config.mjs".to_string());
         with.sort();
@@ -163,6 +201,34 @@ mod tests {
         rooted.sort();
         assert_eq!(named_by_command("vitest run --root web"), rooted);
         assert_eq!(named_by_command("vitest run -r=./web/"), rooted);
+        // vitest looks upward from where it runs: every directory on the way is read.
+        let mut deep = root.clone();
+        deep.extend(all_in("web"));
+        deep.extend(all_in("web/app"));
+        deep.sort();
+        assert_eq!(named_by_command("cd web/app && npx vitest run"), deep);
+    }
+
+    #[test]
+    fn vites_configuration_is_vitests_only_where_vitest_has_none_of_its_own() {
+        let hooks = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all = hooks(&[
+            "vite.config.ts",
+            "vitest.config.ts",
+            "web/vite.config.js",
+            "web/vitest.config.mjs",
+        ]);
+        // The root has its own vitest.config.ts; web has none.
+        let present = |p: &str| p == "vitest.config.ts" || p == "web/vite.config.js";
+        assert_eq!(
+            read_by_vitest(all.clone(), present),
+            hooks(&[
+                "vitest.config.ts",
+                "web/vite.config.js",
+                "web/vitest.config.mjs"
+            ])
+        );
+        assert_eq!(read_by_vitest(all.clone(), |_| false), all);
     }
 
     #[test]

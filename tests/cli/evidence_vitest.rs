@@ -144,3 +144,41 @@ fn a_vitest_configuration_written_after_green_is_refused_at_the_end_and_by_attes
     };
     refused_at_the_end_and_by_attest(configured, &refusal, "");
 }
+
+/// Where the project has a vitest configuration of its own, vite's (`vite.config.js`, the
+/// application's build) is not what vitest reads: a GREEN step that changes it keeps its
+/// change for the pinned test's run, and the honest PR is proven by id as before.
+#[test]
+fn vites_own_configuration_beside_vitests_stays_the_green_steps() {
+    let command = command();
+    let repo = project(
+        &[
+            ("package.json", PACKAGE_JSON),
+            (".gitignore", GITIGNORE),
+            ("calc.js", CALC),
+            ("tests/add.test.js", TEST_ADD),
+            ("vitest.config.mjs", "export default {};\n"),
+            ("vite.config.js", "export default { base: '/' };\n"),
+        ],
+        &command,
+        "",
+    );
+    repo.write("tests/mul.test.js", TEST_MUL);
+    red(&repo, &command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!([PINNED])
+    );
+    let hooks = repo.state()["red_test"]["red_hooks"].clone();
+    let hooks: Vec<&str> = hooks
+        .as_array()
+        .expect("hooks")
+        .iter()
+        .filter_map(|h| h.as_str())
+        .collect();
+    assert!(hooks.contains(&"vitest.config.mjs"), "{hooks:?}");
+    assert!(!hooks.contains(&"vite.config.js"), "{hooks:?}");
+    repo.write("vite.config.js", "export default { base: '/app/' };\n");
+    repo.write("calc.js", CALC_MUL);
+    proven_by_id(&repo, &command, 1, "jest-json", PINNED);
+}

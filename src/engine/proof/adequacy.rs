@@ -513,7 +513,13 @@ fn measure_task(
     // kills would pass: a share below `min_killed` is named as it is.
     if result.mutants > 0 && result.killed_share() >= policy.min_killed && !twins.is_empty() {
         let exit = worktree.run_all(&twins, &red.command, config.test.timeout)?;
-        if !exit.success() {
+        // Before the test is blamed, it runs once more on the code as written: one that fails
+        // there too (a flaky test, a run out of time) says nothing of what it checks.
+        let blamed = !exit.success()
+            && worktree
+                .run(None, &red.command, config.test.timeout)?
+                .success();
+        if blamed {
             let paths: Vec<&str> = twins.iter().map(|t| t.path.as_str()).collect();
             // What was named beside the kills (witnesses, files not measured) stays.
             result.mutants = 0;

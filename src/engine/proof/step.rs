@@ -167,7 +167,14 @@ pub(super) fn red_pin(
     // out): vitest runs each before any test, and one that mocks the module under test makes
     // the pinned test pass with the task's code never run.
     if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome {
-        for file in crate::workflow::vitest_files::named_by_command(command) {
+        let mut present = std::collections::HashSet::new();
+        let named = crate::workflow::vitest_files::named_by_command(command);
+        for file in &named {
+            if store.tree_entry(&tree, file)?.is_some() {
+                present.insert(file.clone());
+            }
+        }
+        for file in crate::workflow::vitest_files::read_by_vitest(named, |p| present.contains(p)) {
             if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
                 pin.hooks.push(file);
             }
