@@ -121,6 +121,85 @@ pub fn named_by_command(command: &str) -> Vec<String> {
     out
 }
 
+/// The options of a vitest configuration whose values are modules vitest runs before the
+/// tests: one that mocks the module under test (`vi.mock`) makes the pinned test pass with
+/// the task's code never run.
+const SETUP_KEYS: &[&str] = &["setupFiles", "globalSetup"];
+
+/// The extensions vite resolves a module path with, after the path as written.
+const EXTENSIONS: &[&str] = &[
+    "", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", ".tsx", ".jsx",
+];
+
+/// The files of the repository the vitest configuration `path` (its text `text`) names as
+/// setup modules ([`SETUP_KEYS`]): each string written as such a key's value, or in a list
+/// that is its value, resolved from the configuration's directory (a `./` or bare path),
+/// with each extension vite tries and a directory's `index`. What a value is built from
+/// otherwise (a variable, a call) only running the configuration tells, and is not read.
+pub fn setup_files(path: &str, text: &str) -> Vec<String> {
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut out = Vec::new();
+    for key in SETUP_KEYS {
+        let mut rest = text;
+        while let Some(at) = rest.find(key) {
+            rest = &rest[at + key.len()..];
+            let after =
+                rest.trim_start_matches(|c: char| c == '"' || c == '\'' || c.is_whitespace());
+            let Some(value) = after.strip_prefix(':') else {
+                continue;
+            };
+            let value = value.trim_start();
+            let strings = match value.strip_prefix('[') {
+                Some(list) => list.split(']').next().unwrap_or(""),
+                None => value,
+            };
+            for name in string_literals(strings, value.starts_with('[')) {
+                let joined = if name.starts_with('/') || name.contains('$') {
+                    continue;
+                } else {
+                    match dir {
+                        "" => name.clone(),
+                        dir => format!("{dir}/{name}"),
+                    }
+                };
+                let Some(module) = super::repo_path::within("", &joined).filter(|p| !p.is_empty())
+                else {
+                    continue;
+                };
+                out.extend(EXTENSIONS.iter().map(|e| format!("{module}{e}")));
+                out.extend(EXTENSIONS[1..].iter().map(|e| format!("{module}/index{e}")));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The quoted strings at the start of `text` (`all`: every one in it, a list's items).
+fn string_literals(text: &str, all: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if matches!(c, '\'' | '"' | '`') {
+            let mut s = String::new();
+            for q in chars.by_ref() {
+                if q == c {
+                    break;
+                }
+                s.push(q);
+            }
+            out.push(s);
+            if !all {
+                break;
+            }
+        } else if !all && !c.is_whitespace() {
+            break;
+        }
+    }
+    out
+}
+
 /// `hooks` without the `vite.config.*` of a directory where `present` says a
 /// `vitest.config.*` is: vitest reads vite's own configuration only where it finds none of
 /// its own (one that imports it is its own to pin), and vite's is the application's build,
@@ -207,6 +286,36 @@ mod tests {
         deep.extend(all_in("web/app"));
         deep.sort();
         assert_eq!(named_by_command("cd web/app && npx vitest run"), deep);
+    }
+
+    #[test]
+    fn the_setup_modules_a_configuration_names_are_read_from_its_strings() {
+        let with_ext = |m: &str| -> Vec<String> {
+            let mut v: Vec<String> = EXTENSIONS.iter().map(|e| format!("{m}{e}")).collect();
+            v.extend(EXTENSIONS[1..].iter().map(|e| format!("{m}/index{e}")));
+            v
+        };
+        let config = "import { defineConfig } from 'vitest/config';\nexport default defineConfig({\n  \
+                      test: {\n    setupFiles: ['./tests/setup.ts', 'mocks'],\n    globalSetup: \
+                      \"./global.js\",\n    include: ['tests/**/*.test.ts'],\n  },\n});\n";
+        let mut want = with_ext("tests/setup.ts");
+        want.extend(with_ext("mocks"));
+        want.extend(with_ext("global.js"));
+        want.sort();
+        want.dedup();
+        assert_eq!(setup_files("vitest.config.ts", config), want);
+        // From the configuration's own directory; a value built otherwise names nothing.
+        let mut web = with_ext("web/s.js");
+        web.sort();
+        assert_eq!(
+            setup_files(
+                "web/vite.config.js",
+                "export default { test: { setupFiles: './s.js' } }"
+            ),
+            web
+        );
+        assert!(setup_files("vitest.config.ts", "test: { setupFiles: files }").is_empty());
+        assert!(setup_files("vitest.config.ts", "setupFiles: ['/abs.js', '../out.js']").is_empty());
     }
 
     #[test]

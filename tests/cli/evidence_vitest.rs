@@ -182,3 +182,51 @@ fn vites_own_configuration_beside_vitests_stays_the_green_steps() {
     repo.write("calc.js", CALC_MUL);
     proven_by_id(&repo, &command, 1, "jest-json", PINNED);
 }
+
+/// The setup module main's vitest configuration names (`setupFiles`), rewritten by a GREEN
+/// step to mock the module under test: vitest runs it before every test file, and the pinned
+/// test passes with `mul` still wrong. It is test code, pinned with the test as the RED tree
+/// has it: the RED test's run has it back, fails, and the refusal names it.
+#[test]
+fn a_setup_module_vitests_configuration_names_rewritten_at_green_is_refused() {
+    let command = command();
+    let repo = project(
+        &[
+            ("package.json", PACKAGE_JSON),
+            (".gitignore", GITIGNORE),
+            ("calc.js", CALC),
+            ("tests/add.test.js", TEST_ADD),
+            (
+                "vitest.config.mjs",
+                "export default { test: { setupFiles: ['./vitest.setup.js'] } };\n",
+            ),
+            ("vitest.setup.js", "// what every test file starts with\n"),
+        ],
+        &command,
+        "",
+    );
+    repo.write("tests/mul.test.js", TEST_MUL);
+    red(&repo, &command);
+    repo.write(
+        "vitest.setup.js",
+        "import { vi } from 'vitest';\nvi.mock('./calc.js', () => ({ default: { add: (a, b) => a + b, mul: () => 6 } }));\n",
+    );
+    let out = repo.submit_test(&command, None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next().unwrap_or_default(),
+        format!(
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
+             vitest.setup.js as the RED step left it) still fails (exit 1): the GREEN step must \
+             make it pass. A module vitest loads is test code, which only a RED step may write: \
+             what the GREEN step changed there is not in the RED test's run. What the test \
+             needs from it (a fixture, say) belongs in the task's RED test file, written by its \
+             RED step; submit-work cannot undo the GREEN step, so a RED step that lacks it needs \
+             a new plan (`request-scope-reduction` once unlocked, or `submit-work \
+             --contradiction`); debugging attempt 1"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+}

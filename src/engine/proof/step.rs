@@ -174,8 +174,26 @@ pub(super) fn red_pin(
                 present.insert(file.clone());
             }
         }
-        for file in crate::workflow::vitest_files::read_by_vitest(named, |p| present.contains(p)) {
-            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+        let mut files =
+            crate::workflow::vitest_files::read_by_vitest(named, |p| present.contains(p));
+        // And the setup modules each configuration the RED tree has names, as it has them.
+        for config in files.clone().iter().filter(|p| present.contains(*p)) {
+            if let Some(entry) = store.tree_entry(&tree, config)? {
+                if let Ok(bytes) = store.blob_within(&entry.id.to_string(), crate::input::CAP)? {
+                    files.extend(crate::workflow::vitest_files::setup_files(
+                        config,
+                        &String::from_utf8_lossy(&bytes),
+                    ));
+                }
+            }
+        }
+        for file in files {
+            // A name as written that is a directory is no file to put back: its `index` is
+            // among the names.
+            let dir = store
+                .tree_entry(&tree, &file)?
+                .is_some_and(|e| matches!(e.kind, EntryType::Directory | EntryType::Submodule));
+            if !dir && !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
                 pin.hooks.push(file);
             }
         }

@@ -260,6 +260,8 @@ fn runner_files_named(hooks: &[&String], command: &str) -> String {
     if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
         kinds.push(if mocha {
             "a module mocha loads"
+        } else if vitest {
+            "a module vitest loads"
         } else {
             "a module jest loads"
         });
@@ -746,6 +748,11 @@ mod tests {
                 &["ci/vt.mjs"][..],
                 "npx vitest run -c ci/vt.mjs",
                 "vitest's configuration is",
+            ),
+            (
+                &["tests/setup.ts"][..],
+                "npx vitest run",
+                "A module vitest loads is",
             ),
         ];
         for (hooks, command, expected) in cases {
