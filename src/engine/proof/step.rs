@@ -178,13 +178,13 @@ pub(super) fn red_pin(
             crate::workflow::vitest_files::read_by_vitest(named, |p| present.contains(p));
         // And the setup modules each configuration the RED tree has names, as it has them.
         for config in files.clone().iter().filter(|p| present.contains(*p)) {
-            if let Some(entry) = store.tree_entry(&tree, config)? {
-                if let Ok(bytes) = store.blob_within(&entry.id.to_string(), crate::input::CAP)? {
-                    files.extend(crate::workflow::vitest_files::setup_files(
-                        config,
-                        &String::from_utf8_lossy(&bytes),
-                    ));
-                }
+            if let Some(entry) = store.tree_entry(&tree, config)?
+                && let Ok(bytes) = store.blob_within(&entry.id.to_string(), crate::input::CAP)?
+            {
+                files.extend(crate::workflow::vitest_files::setup_files(
+                    config,
+                    &String::from_utf8_lossy(&bytes),
+                ));
             }
         }
         for file in files {
