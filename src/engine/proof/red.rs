@@ -61,6 +61,9 @@ pub struct Pairs<'a> {
     /// The hooks [`put_hooks`] put into the squashed worktree otherwise than its commit has
     /// them, for a refusal to name.
     hooks_put: Vec<String>,
+    /// The squashed worktree's test code ([`test_code_of`]): every pin's paths and hooks,
+    /// and the hooks put, looked up once per file a check reads.
+    test_code: std::collections::HashSet<std::path::PathBuf>,
 }
 
 impl<'a> Pairs<'a> {
@@ -72,6 +75,7 @@ impl<'a> Pairs<'a> {
         reds: Vec<PinnedTest>,
     ) -> Result<Pairs<'a>, EngineError> {
         let base_tree = session.store.tree_of(base)?;
+        let test_code = test_code_of(&reds, &[]);
         Ok(Pairs {
             session,
             config,
@@ -86,6 +90,7 @@ impl<'a> Pairs<'a> {
             last: None,
             squashed_reset: std::cell::Cell::new(false),
             hooks_put: Vec::new(),
+            test_code,
         })
     }
 
@@ -106,12 +111,13 @@ impl<'a> Pairs<'a> {
         )?;
         if let Some(hooks_put) = hooks_put {
             self.hooks_put = hooks_put;
+            self.test_code = test_code_of(&self.reds, &self.hooks_put);
         }
         before.pin(&pinned.tree, &on_base_paths)?;
         let (before, squashed) = &*self.worktrees.insert((before, squashed));
         self.last = Some(pinned.clone());
-        let (reds, hooks_put) = (&self.reds, &self.hooks_put);
-        let test_code = |path: &std::path::Path| is_test_code(reds, hooks_put, path);
+        let code = &self.test_code;
+        let test_code = |path: &std::path::Path| code.contains(path);
         let (on_base, on_tree) = match run_red_repeated(
             self.session,
             self.config,
@@ -165,8 +171,7 @@ impl<'a> Pairs<'a> {
     pub fn unchanged(&self) -> Result<Outcome, EngineError> {
         let changed = match &self.worktrees {
             Some((_, squashed)) => {
-                let test_code =
-                    |path: &std::path::Path| is_test_code(&self.reds, &self.hooks_put, path);
+                let test_code = |path: &std::path::Path| self.test_code.contains(path);
                 match squashed.reset_changed(&test_code) {
                     Ok(changed) => {
                         self.squashed_reset.set(true);
@@ -393,16 +398,17 @@ fn link_above(dir: &std::path::Path, path: &str) -> bool {
         .any(|a| !std::fs::symlink_metadata(dir.join(a)).is_ok_and(|m| m.is_dir()))
 }
 
-/// Whether `path` of the squashed worktree is test code, whose rewrite counts though its
-/// bytes were put back ([`TestCode`]): a pinned test's file or runner's file, or a hook put
-/// in. Pinned paths are the chain's strings: a path that is no UTF-8 is none of them.
-fn is_test_code(reds: &[PinnedTest], hooks_put: &[String], path: &std::path::Path) -> bool {
-    let Some(path) = path.to_str() else {
-        return false;
-    };
+/// The squashed worktree's test code, whose rewrite counts though its bytes were put back
+/// ([`TestCode`]): each pinned test's files and runner's files, and the hooks put in.
+fn test_code_of(
+    reds: &[PinnedTest],
+    hooks_put: &[String],
+) -> std::collections::HashSet<std::path::PathBuf> {
     reds.iter()
-        .any(|r| r.paths.iter().chain(&r.hooks).any(|p| p == path))
-        || hooks_put.iter().any(|p| p == path)
+        .flat_map(|r| r.paths.iter().chain(&r.hooks))
+        .chain(hooks_put)
+        .map(std::path::PathBuf::from)
+        .collect()
 }
 
 /// The RED test's two runs, `[verify] runs` times over in the same worktrees, reset between
