@@ -493,11 +493,6 @@ fn run_red(
                apart: &Option<CommandEnv>,
                command: &str|
      -> Result<TestRun, EngineError> {
-        // In the final tree, what the run moves of the test code is watched: a directory
-        // swapped and swapped back leaves no file for the compare after it to see.
-        let watch = std::ptr::eq(scratch, squashed)
-            .then(|| scratch.watch(test_code))
-            .flatten();
         let ran = run_test(
             session,
             command,
@@ -507,11 +502,12 @@ fn run_red(
         );
         // Whatever the run left running ends before anything else is read or run there.
         end_orphans(reaper, &format!("`{command}`"))?;
-        if let Some(watch) = watch {
-            scratch.watched(watch);
-        }
         ran
     };
+    // What either run writes or moves of the final tree's test code is watched, from before
+    // the first to after the second: unconfined, the base's run reaches the final tree too,
+    // and a directory swapped and swapped back leaves no file for the compare to see.
+    let watch = squashed.watch(test_code);
     let runs = if coin() {
         let on_base = run(before, base_env, &pinned.command)?;
         (on_base, run(squashed, squashed_env, &pinned.command)?)
@@ -519,6 +515,9 @@ fn run_red(
         let on_squash = run(squashed, squashed_env, &pinned.command)?;
         (run(before, base_env, &pinned.command)?, on_squash)
     };
+    if let Some(watch) = watch {
+        squashed.watched(watch);
+    }
     Ok(runs)
 }
 
