@@ -23,6 +23,9 @@ pub struct Scratch<'a> {
     /// The test code a watched run moved or removed ([`Scratch::watched`]), whatever it put
     /// back: what the next [`Scratch::reset_changed`] names besides what it finds.
     moved: std::cell::RefCell<std::collections::BTreeSet<String>>,
+    /// A run since the last reset was not watched as [`Scratch::watch`] asks (the kernel gave
+    /// no watch, or dropped events): its test code is judged by its change time too.
+    unwatched: std::cell::Cell<bool>,
 }
 
 /// An inotify watch on the directories above a scratch worktree's test code while a command
@@ -180,13 +183,16 @@ pub type TestCode<'a> = &'a dyn Fn(&Path) -> bool;
 /// moved. Code a test loads can rewrite the pinned test before its runner reads it and put
 /// the bytes back once it ran (a module imported at collection, a build script): a compare
 /// of bytes finds nothing, but a write moves the modification time (through `mmap` too). A
-/// time set back (`utime`) is the watch's to see ([`Scratch::watch`]: every write is an
-/// event); the change time alone is not asked, as a `chmod +x` of the test moves it too.
-/// `false` without a stamp (a racy file, a filesystem whose times are not trusted).
-fn rewritten(meta: &std::fs::Metadata, stamp: Option<Stamp>) -> bool {
+/// time set back (`utime`) is the watch's to see ([`Scratch::watch`]: a write is an event,
+/// and so is closing a file opened for writing, which an `mmap` for writing needs); the
+/// change time alone is not asked, as a `chmod +x` of the test moves it too, unless
+/// `strict`: where no watch saw the run, the change time, which no process sets back, is
+/// asked too. `false` without a stamp (a racy file, a filesystem whose times are not
+/// trusted).
+fn rewritten(meta: &std::fs::Metadata, stamp: Option<Stamp>, strict: bool) -> bool {
     stamp.is_some_and(|s| {
         let now = Stamp::of(meta);
-        (now.dev, now.ino, now.mtime) != (s.dev, s.ino, s.mtime)
+        (now.dev, now.ino, now.mtime) != (s.dev, s.ino, s.mtime) || (strict && now.ctime != s.ctime)
     })
 }
 
@@ -265,6 +271,7 @@ impl<'a> Scratch<'a> {
             made,
             baseline: std::cell::RefCell::new(Baseline::None),
             moved: Default::default(),
+            unwatched: Default::default(),
         };
         scratch.fetch_lfs(&pointers)?;
         // Made now: a confined run of the other worktree gets it bound read-only, and only
@@ -315,6 +322,7 @@ impl<'a> Scratch<'a> {
         let Some(files) = self.made.files.as_ref().filter(|_| settled) else {
             let changed = self.changed_seeing(test_code)?;
             self.reset()?;
+            self.unwatched.set(false);
             return Ok(changed);
         };
         let mut unchanged = std::collections::HashSet::new();
@@ -328,6 +336,8 @@ impl<'a> Scratch<'a> {
         changed.extend(std::mem::take(&mut *self.moved.borrow_mut()));
         changed.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         changed.dedup();
+        // The worktree is as it was made: what the next runs do is judged afresh.
+        self.unwatched.set(false);
         Ok(changed)
     }
 
@@ -342,14 +352,18 @@ impl<'a> Scratch<'a> {
         Ok(changed)
     }
 
-    /// Watches the directories above this worktree's test code (every directory on the way
-    /// to a file `test_code` names, the root's too) for what a command run now moves or
-    /// removes there ([`Scratch::watched`]): the test's directory renamed away, a new one
-    /// holding a rewritten test and links to the other files put in its place, and the old
+    /// Watches this worktree's test code for what the commands run from now until
+    /// [`Scratch::watched`] write, move or remove of it: each file of it (a write, or a close
+    /// of it opened for writing, as an `mmap` that writes needs; through any link to it), and
+    /// every directory on the way to one, the root's too (a name of it moved, removed or made
+    /// again; the directory itself moved or removed). The test's directory renamed away, a new
+    /// one holding a rewritten test and links to the other files put in its place, and the old
     /// one renamed back once the runner read it leaves every file as it was, its inode and
-    /// change time too, which no compare afterwards can see. `None` where no baseline of
-    /// files is kept (a tree too large: git compares it) or the kernel gives no watch (no
-    /// inotify, the user's watches used up): the compares afterwards are all there is then.
+    /// times too, which no compare afterwards can see. A file of it already written since the
+    /// worktree was made (by a run before this one) is named at once. `None` where no baseline
+    /// of files is kept (a tree too large: git compares it) or there is no test code; where the
+    /// kernel gives no watch (no inotify, the user's instances or watches used up), `None` too,
+    /// and the compares after the run judge the test code by its change time as well.
     pub fn watch(&self, test_code: TestCode) -> Option<Watch> {
         use rustix::fs::inotify::{self, CreateFlags, WatchFlags};
         let mut dirs: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
@@ -361,46 +375,62 @@ impl<'a> Scratch<'a> {
                 Baseline::Files(files) => Some(files),
                 Baseline::Shadow | Baseline::None => None,
             }?;
-            for path in files.entries.keys().filter(|p| test_code(p)) {
+            let mut moved = self.moved.borrow_mut();
+            for (path, entry) in files.entries.iter().filter(|(p, _)| test_code(p)) {
                 dirs.extend(path.ancestors().skip(1).map(Path::to_path_buf));
                 code.insert(path.clone());
+                if let FileEntry::File { stamp, .. } = entry
+                    && std::fs::symlink_metadata(self.path().join(path))
+                        .is_ok_and(|meta| rewritten(&meta, *stamp, false))
+                {
+                    moved.insert(path.to_string_lossy().into_owned());
+                }
             }
         }
         if dirs.is_empty() {
             return None;
         }
-        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
-        let gone = WatchFlags::MOVE_SELF | WatchFlags::DELETE_SELF | WatchFlags::DONT_FOLLOW;
-        let dir_flags = gone
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::DELETE
-            | WatchFlags::MODIFY
-            | WatchFlags::ONLYDIR;
-        let mut watched = std::collections::HashMap::new();
-        for dir in dirs {
-            let wd = inotify::add_watch(&fd, self.path().join(&dir), dir_flags).ok()?;
-            watched.insert(wd, dir);
+        let watched = (|| {
+            let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+            let gone = WatchFlags::MOVE_SELF | WatchFlags::DELETE_SELF | WatchFlags::DONT_FOLLOW;
+            // No write of a directory's other files: those are no test code, and their
+            // events would only fill the queue.
+            let dir_flags = gone
+                | WatchFlags::MOVED_FROM
+                | WatchFlags::MOVED_TO
+                | WatchFlags::DELETE
+                | WatchFlags::CREATE
+                | WatchFlags::ONLYDIR;
+            let mut watched = std::collections::HashMap::new();
+            for dir in dirs {
+                let wd = inotify::add_watch(&fd, self.path().join(&dir), dir_flags).ok()?;
+                watched.insert(wd, dir);
+            }
+            // Each file itself too: a write through another link to it is no event of its
+            // directory's.
+            let file_flags = gone | WatchFlags::MODIFY | WatchFlags::CLOSE_WRITE;
+            let mut file_watches = std::collections::HashMap::new();
+            for file in &code {
+                let wd = inotify::add_watch(&fd, self.path().join(file), file_flags).ok()?;
+                file_watches.insert(wd, file.clone());
+            }
+            Some(Watch {
+                fd,
+                dirs: watched,
+                file_watches,
+                files: code,
+            })
+        })();
+        if watched.is_none() {
+            self.unwatched.set(true);
         }
-        // Each file itself too: a write through another link to it is no event of its
-        // directory's.
-        let mut file_watches = std::collections::HashMap::new();
-        for file in &code {
-            let wd =
-                inotify::add_watch(&fd, self.path().join(file), gone | WatchFlags::MODIFY).ok()?;
-            file_watches.insert(wd, file.clone());
-        }
-        Some(Watch {
-            fd,
-            dirs: watched,
-            file_watches,
-            files: code,
-        })
+        watched
     }
 
-    /// What the run [`Scratch::watch`] watched moved or removed of the test code the
-    /// worktree was made with: a file of it, or a directory above it (an event the kernel dropped, every watched directory),
-    /// kept for the next [`Scratch::reset_changed`] to name. What it created or wrote is no
-    /// watch's: the compares see it.
+    /// What the commands [`Scratch::watch`] watched wrote, moved or removed of the test code
+    /// the worktree was made with: a file of it, or a directory above it, kept for the next
+    /// [`Scratch::reset_changed`] to name. Where the kernel dropped events, or they could not
+    /// be read, every watched directory is named: what they were is not known.
     pub fn watched(&self, watch: Watch) {
         use rustix::fs::inotify::{ReadFlags, Reader};
         use std::os::unix::ffi::OsStrExt as _;
@@ -409,19 +439,33 @@ impl<'a> Scratch<'a> {
             false => dir.to_string_lossy().into_owned(),
         };
         let mut moved = self.moved.borrow_mut();
+        let lost = || {
+            self.unwatched.set(true);
+            watch.dirs.values().map(|d| name(d)).collect::<Vec<_>>()
+        };
         let mut buf = [std::mem::MaybeUninit::uninit(); 8192];
         let mut events = Reader::new(&watch.fd, &mut buf);
-        // Non-blocking: the run has ended, and the events it made are all queued.
-        while let Ok(event) = events.next() {
+        // Non-blocking: the commands have ended, and the events they made are all queued.
+        loop {
+            let event = match events.next() {
+                Ok(event) => event,
+                Err(rustix::io::Errno::AGAIN) => break,
+                Err(_) => {
+                    moved.extend(lost());
+                    break;
+                }
+            };
             let flags = event.events();
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                moved.extend(watch.dirs.values().map(|d| name(d)));
+                moved.extend(lost());
                 continue;
             }
             if let Some(file) = watch.file_watches.get(&event.wd()) {
-                if flags
-                    .intersects(ReadFlags::MODIFY | ReadFlags::MOVE_SELF | ReadFlags::DELETE_SELF)
-                {
+                let written = ReadFlags::MODIFY
+                    | ReadFlags::CLOSE_WRITE
+                    | ReadFlags::MOVE_SELF
+                    | ReadFlags::DELETE_SELF;
+                if flags.intersects(written) {
                     moved.insert(name(file));
                 }
                 continue;
@@ -438,8 +482,9 @@ impl<'a> Scratch<'a> {
             };
             let path = dir.join(std::ffi::OsStr::from_bytes(file.to_bytes()));
             let ours = watch.files.contains(&path) || watch.dirs.values().any(|d| *d == path);
-            let moved_or_written = ReadFlags::MOVED_FROM | ReadFlags::DELETE | ReadFlags::MODIFY;
-            if flags.intersects(moved_or_written) && ours {
+            let named =
+                ReadFlags::MOVED_FROM | ReadFlags::MOVED_TO | ReadFlags::DELETE | ReadFlags::CREATE;
+            if flags.intersects(named) && ours {
                 moved.insert(name(&path));
             }
         }
@@ -451,6 +496,8 @@ impl<'a> Scratch<'a> {
         &self,
         unchanged: Option<(&mut std::collections::HashSet<PathBuf>, TestCode)>,
     ) -> Result<(), EngineError> {
+        let strict = self.unwatched.get();
+        let unchanged = unchanged.map(|(seen, t)| (seen, t, strict));
         use std::os::unix::fs::PermissionsExt as _;
         let dir = self.path();
         let io = |what: &str| super::io_error(format!("reset the scratch worktree's {what}"));
@@ -527,6 +574,7 @@ impl<'a> Scratch<'a> {
     /// [`Scratch::changed`]; with `test_code`, a file of it written since its stamp was
     /// taken is changed though its bytes were put back ([`rewritten`]).
     fn compare(&self, test_code: Option<TestCode>) -> Result<Vec<String>, EngineError> {
+        let test_code = test_code.map(|t| (t, self.unwatched.get()));
         match &*self.baseline.borrow() {
             Baseline::Settled => match &self.made.files {
                 Some(files) => Ok(changed_files(self.path(), files, test_code)),
@@ -824,7 +872,7 @@ fn read_entries(dir: &Path, path: &Path, files: &mut Files) -> std::io::Result<(
 /// gone, another kind, other bytes or target, or the executable bit changed (what git
 /// compares of a mode). Each is reached through real directories only: one a test replaced
 /// with a link does not lead to a copy elsewhere.
-fn changed_files(dir: &Path, files: &Files, test_code: Option<TestCode>) -> Vec<String> {
+fn changed_files(dir: &Path, files: &Files, test_code: Option<(TestCode, bool)>) -> Vec<String> {
     let mut real_dirs: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
     let mut is_real_dir = |rel: &Path| -> bool {
         rel.ancestors()
@@ -851,7 +899,7 @@ fn changed_files(dir: &Path, files: &Files, test_code: Option<TestCode>) -> Vec<
                     && std::fs::read_link(&full).is_ok_and(|t| t == *target)
             }
             (FileEntry::File { mode, bytes, stamp }, Some(meta)) => {
-                !(rewritten(&meta, *stamp) && test_code.is_some_and(|t| t(path)))
+                !(test_code.is_some_and(|(t, strict)| rewritten(&meta, *stamp, strict) && t(path)))
                     && holds(&full, &meta, (bytes, *stamp), |now| {
                         (now & 0o100) == (mode & 0o100)
                     })
@@ -874,7 +922,7 @@ fn changed_files(dir: &Path, files: &Files, test_code: Option<TestCode>) -> Vec<
 fn restore_files(
     dir: &Path,
     files: &Files,
-    mut unchanged: Option<(&mut std::collections::HashSet<PathBuf>, TestCode)>,
+    mut unchanged: Option<(&mut std::collections::HashSet<PathBuf>, TestCode, bool)>,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     // What the walk found as it was, with each kept directory's mode as it left it: those
@@ -911,13 +959,11 @@ fn restore_files(
                         let kept = holds(&full, &meta, (bytes, *stamp), |now| now == *made);
                         // Another mode, the executable bit alone compared: no change for
                         // a compare, a rewrite for a reset.
-                        if let Some((seen, _)) = unchanged
-                            .as_mut()
-                            .filter(|(_, t)| !(kept || rewritten(&meta, *stamp) && t(&path)))
-                            && holds(&full, &meta, (bytes, *stamp), |now| {
-                                (now & 0o100) == (made & 0o100)
-                            })
-                        {
+                        if let Some((seen, _, _)) = unchanged.as_mut().filter(|(_, t, strict)| {
+                            !(kept || rewritten(&meta, *stamp, *strict) && t(&path))
+                        }) && holds(&full, &meta, (bytes, *stamp), |now| {
+                            (now & 0o100) == (made & 0o100)
+                        }) {
                             seen.insert(path.clone());
                         }
                         kept
@@ -927,15 +973,15 @@ fn restore_files(
             };
             // A file of test code kept as it holds its bytes, but written meanwhile, is no
             // unchanged file.
-            let written = |test_code: TestCode| {
+            let written = |test_code: TestCode, strict: bool| {
                 matches!(
                     files.entries.get(&path),
-                    Some(FileEntry::File { stamp, .. }) if rewritten(&meta, *stamp)
+                    Some(FileEntry::File { stamp, .. }) if rewritten(&meta, *stamp, strict)
                 ) && test_code(&path)
             };
-            if let Some((seen, _)) = unchanged
+            if let Some((seen, _, _)) = unchanged
                 .as_mut()
-                .filter(|(_, t)| keep && !meta.is_dir() && !written(*t))
+                .filter(|(_, t, strict)| keep && !meta.is_dir() && !written(*t, *strict))
             {
                 seen.insert(path.clone());
             }

@@ -74,11 +74,23 @@ fn inside(path: &str) -> Option<String> {
 /// `--config`/`-c` names; nothing for a command that does not run vitest. What a value is
 /// built from (a variable) is not guessed at.
 pub fn named_by_command(command: &str) -> Vec<String> {
+    named_and_roots(command).0
+}
+
+/// The directories a vitest command runs from, the repository's root first: where its
+/// configuration is looked for upward from, and what it resolves the paths in it from.
+pub fn roots(command: &str) -> Vec<String> {
+    named_and_roots(command).1
+}
+
+/// [`named_by_command`] and [`roots`].
+fn named_and_roots(command: &str) -> (Vec<String>, Vec<String>) {
     if !runs_vitest(command) {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let words = words(command);
     let mut roots = vec![String::new()];
+    let mut configs = Vec::new();
     let mut out = Vec::new();
     let mut i = 0;
     while i < words.len() {
@@ -96,7 +108,7 @@ pub fn named_by_command(command: &str) -> Vec<String> {
             continue;
         };
         if is_config {
-            out.push(path);
+            configs.push(path);
         } else {
             let mut dir = std::path::Path::new(&path);
             loop {
@@ -108,17 +120,26 @@ pub fn named_by_command(command: &str) -> Vec<String> {
             }
         }
     }
-    for root in roots {
+    let join = |dir: &str, name: &str| match dir {
+        "" => name.to_string(),
+        dir => format!("{dir}/{name}"),
+    };
+    for root in &roots {
         for name in CONFIG_FILES {
-            out.push(match root.as_str() {
-                "" => name.to_string(),
-                dir => format!("{dir}/{name}"),
-            });
+            out.push(join(root, name));
+        }
+        // A `--config` is resolved from the root vitest runs in.
+        for config in &configs {
+            if let Some(path) = super::repo_path::within("", &join(root, config)) {
+                out.push(path);
+            }
         }
     }
     out.sort();
     out.dedup();
-    out
+    roots.sort();
+    roots.dedup();
+    (out, roots)
 }
 
 /// The options of a vitest configuration whose values are modules vitest runs before the
@@ -133,11 +154,17 @@ const EXTENSIONS: &[&str] = &[
 
 /// The files of the repository the vitest configuration `path` (its text `text`) names as
 /// setup modules ([`SETUP_KEYS`]): each string written as such a key's value, or in a list
-/// that is its value, resolved from the configuration's directory (a `./` or bare path),
-/// with each extension vite tries and a directory's `index`. What a value is built from
-/// otherwise (a variable, a call) only running the configuration tells, and is not read.
-pub fn setup_files(path: &str, text: &str) -> Vec<String> {
-    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+/// that is its value, resolved from each directory of `roots` (vitest resolves them from
+/// its root: where it runs, a `--root`, or the configuration's own `root`, which only
+/// running it tells) and from the configuration's own directory, with each extension vite
+/// tries and a directory's `index`. What a value is built from otherwise (a variable, a
+/// call) only running the configuration tells, and is not read.
+pub fn setup_files(path: &str, text: &str, roots: &[String]) -> Vec<String> {
+    let own = path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let mut bases: Vec<&str> = roots.iter().map(String::as_str).collect();
+    bases.push(&own);
+    bases.sort_unstable();
+    bases.dedup();
     let mut out = Vec::new();
     for key in SETUP_KEYS {
         let mut rest = text;
@@ -154,20 +181,22 @@ pub fn setup_files(path: &str, text: &str) -> Vec<String> {
                 None => value,
             };
             for name in string_literals(strings, value.starts_with('[')) {
-                let joined = if name.starts_with('/') || name.contains('$') {
+                if name.starts_with('/') || name.contains('$') {
                     continue;
-                } else {
-                    match dir {
+                }
+                for dir in &bases {
+                    let joined = match *dir {
                         "" => name.clone(),
                         dir => format!("{dir}/{name}"),
-                    }
-                };
-                let Some(module) = super::repo_path::within("", &joined).filter(|p| !p.is_empty())
-                else {
-                    continue;
-                };
-                out.extend(EXTENSIONS.iter().map(|e| format!("{module}{e}")));
-                out.extend(EXTENSIONS[1..].iter().map(|e| format!("{module}/index{e}")));
+                    };
+                    let Some(module) =
+                        super::repo_path::within("", &joined).filter(|p| !p.is_empty())
+                    else {
+                        continue;
+                    };
+                    out.extend(EXTENSIONS.iter().map(|e| format!("{module}{e}")));
+                    out.extend(EXTENSIONS[1..].iter().map(|e| format!("{module}/index{e}")));
+                }
             }
         }
     }
@@ -201,10 +230,15 @@ fn string_literals(text: &str, all: bool) -> Vec<String> {
 }
 
 /// `hooks` without the `vite.config.*` of a directory where `present` says a
-/// `vitest.config.*` is: vitest reads vite's own configuration only where it finds none of
-/// its own (one that imports it is its own to pin), and vite's is the application's build,
+/// `vitest.config.*` is that does not name vite's (`imports_vite`: its text mentions
+/// `vite.config`, as `mergeConfig(viteConfig, …)` needs): vitest reads vite's own
+/// configuration only where it finds none of its own, and vite's is the application's build,
 /// which a GREEN step may change.
-pub fn read_by_vitest(hooks: Vec<String>, present: impl Fn(&str) -> bool) -> Vec<String> {
+pub fn read_by_vitest(
+    hooks: Vec<String>,
+    present: impl Fn(&str) -> bool,
+    imports_vite: impl Fn(&str) -> bool,
+) -> Vec<String> {
     let dir_of = |p: &str| {
         p.rsplit_once('/')
             .map_or(String::new(), |(d, _)| d.to_string())
@@ -216,6 +250,7 @@ pub fn read_by_vitest(hooks: Vec<String>, present: impl Fn(&str) -> bool) -> Vec
                 .next()
                 .is_some_and(|n| n.starts_with("vitest.config."))
                 && present(p)
+                && !imports_vite(p)
         })
         .map(|p| dir_of(p))
         .collect();
@@ -303,19 +338,42 @@ mod tests {
         want.extend(with_ext("global.js"));
         want.sort();
         want.dedup();
-        assert_eq!(setup_files("vitest.config.ts", config), want);
+        assert_eq!(
+            setup_files("vitest.config.ts", config, &[String::new()]),
+            want
+        );
         // From the configuration's own directory; a value built otherwise names nothing.
         let mut web = with_ext("web/s.js");
         web.sort();
         assert_eq!(
             setup_files(
                 "web/vite.config.js",
-                "export default { test: { setupFiles: './s.js' } }"
+                "export default { test: { setupFiles: './s.js' } }",
+                &["web".to_string()]
             ),
             web
         );
-        assert!(setup_files("vitest.config.ts", "test: { setupFiles: files }").is_empty());
-        assert!(setup_files("vitest.config.ts", "setupFiles: ['/abs.js', '../out.js']").is_empty());
+        // From each root too: `vitest --config ci/vt.mjs` resolves them from where it runs.
+        let mut both = with_ext("ci/tests/setup.ts");
+        both.extend(with_ext("tests/setup.ts"));
+        both.sort();
+        assert_eq!(
+            setup_files(
+                "ci/vt.mjs",
+                "setupFiles: './tests/setup.ts'",
+                &[String::new()]
+            ),
+            both
+        );
+        assert!(setup_files("vitest.config.ts", "test: { setupFiles: files }", &[]).is_empty());
+        assert!(
+            setup_files(
+                "vitest.config.ts",
+                "setupFiles: ['/abs.js', '../out.js']",
+                &[]
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -330,14 +388,16 @@ mod tests {
         // The root has its own vitest.config.ts; web has none.
         let present = |p: &str| p == "vitest.config.ts" || p == "web/vite.config.js";
         assert_eq!(
-            read_by_vitest(all.clone(), present),
+            read_by_vitest(all.clone(), present, |_| false),
             hooks(&[
                 "vitest.config.ts",
                 "web/vite.config.js",
                 "web/vitest.config.mjs"
             ])
         );
-        assert_eq!(read_by_vitest(all.clone(), |_| false), all);
+        assert_eq!(read_by_vitest(all.clone(), |_| false, |_| false), all);
+        // A vitest configuration that merges vite's keeps it pinned.
+        assert_eq!(read_by_vitest(all.clone(), present, |_| true), all);
     }
 
     #[test]

@@ -167,25 +167,28 @@ pub(super) fn red_pin(
     // out): vitest runs each before any test, and one that mocks the module under test makes
     // the pinned test pass with the task's code never run.
     if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome {
-        let mut present = std::collections::HashSet::new();
-        let named = crate::workflow::vitest_files::named_by_command(command);
+        use crate::workflow::vitest_files;
+        // The configurations the RED tree has, with their text.
+        let named = vitest_files::named_by_command(command);
+        let mut present = std::collections::HashMap::new();
         for file in &named {
-            if store.tree_entry(&tree, file)?.is_some() {
-                present.insert(file.clone());
+            if let Some(entry) = store.tree_entry(&tree, file)? {
+                let text = match store.blob_within(&entry.id.to_string(), crate::input::CAP)? {
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(_) => String::new(),
+                };
+                present.insert(file.clone(), text);
             }
         }
-        let mut files =
-            crate::workflow::vitest_files::read_by_vitest(named, |p| present.contains(p));
-        // And the setup modules each configuration the RED tree has names, as it has them.
-        for config in files.clone().iter().filter(|p| present.contains(*p)) {
-            if let Some(entry) = store.tree_entry(&tree, config)?
-                && let Ok(bytes) = store.blob_within(&entry.id.to_string(), crate::input::CAP)?
-            {
-                files.extend(crate::workflow::vitest_files::setup_files(
-                    config,
-                    &String::from_utf8_lossy(&bytes),
-                ));
-            }
+        let mut files = vitest_files::read_by_vitest(
+            named,
+            |p| present.contains_key(p),
+            |p| present.get(p).is_some_and(|t| t.contains("vite.config")),
+        );
+        // And the setup modules each configuration names, as the RED tree has them.
+        let roots = vitest_files::roots(command);
+        for (config, text) in &present {
+            files.extend(vitest_files::setup_files(config, text, &roots));
         }
         for file in files {
             // A name as written that is a directory is no file to put back: its `index` is
