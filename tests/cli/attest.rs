@@ -1631,16 +1631,11 @@ fn a_dependency_the_prs_tests_could_change_refuses_the_push_naming_it() {
     assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
 }
 
-/// A coin-flip test (a flaky pass, docs/integrity.md), deterministic: a sequence in a file outside
-/// the repository, each run of the test taking its first line (`fail` or `pass`; none left:
-/// the honest test). Locally nothing is drawn, and the PR merges. In CI, a fresh clone draws
-/// `fail`: FAILED, and the verdict, signed by the verifier main lists, is written as a note
-/// and pushed. A second fresh clone, fetching the chains and the notes as the job does, draws
-/// nothing and passes the tests, but finds the signed refusal of the same tree under the same
-/// policy: FAILED as flaky, naming the first. An unsigned FAILED note is anyone's word and
-/// makes nothing flaky.
-#[test]
-fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
+/// A PR whose RED test is a coin flip (deterministic: a sequence in the file `coin` outside
+/// the repository, each run taking its first line, `fail` or `pass`; none left: the honest
+/// test), merged, with the key `verifier` that main's allowed signers list for verdicts: the
+/// repository, the key (its directory kept alive), the coin file and the merge.
+fn coin_flip_merged() -> (TestRepo, tempfile::TempDir, PathBuf, PathBuf, String) {
     let keys = tempfile::tempdir().unwrap();
     let verifier = key(keys.path(), "verifier");
     let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
@@ -1661,6 +1656,20 @@ fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
+    (repo, keys, verifier, coin, merge)
+}
+
+/// A coin-flip test (a flaky pass, docs/integrity.md), deterministic: a sequence in a file outside
+/// the repository, each run of the test taking its first line (`fail` or `pass`; none left:
+/// the honest test). Locally nothing is drawn, and the PR merges. In CI, a fresh clone draws
+/// `fail`: FAILED, and the verdict, signed by the verifier main lists, is written as a note
+/// and pushed. A second fresh clone, fetching the chains and the notes as the job does, draws
+/// nothing and passes the tests, but finds the signed refusal of the same tree under the same
+/// policy: FAILED as flaky, naming the first. An unsigned FAILED note is anyone's word and
+/// makes nothing flaky.
+#[test]
+fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
+    let (repo, _keys, verifier, coin, merge) = coin_flip_merged();
     let tree = repo
         .git(&["rev-parse", &format!("{merge}^{{tree}}")])
         .trim()
@@ -1772,26 +1781,7 @@ fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
 /// signed refusal of the same tree under the same policy: FAILED as flaky, naming it.
 #[test]
 fn a_coin_flip_test_that_failed_once_in_the_ci_jobs_notes_is_flaky_when_it_passes_later() {
-    let keys = tempfile::tempdir().unwrap();
-    let verifier = key(keys.path(), "verifier");
-    let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
-    let signers = format!("ci@example namespaces=\"git-orchestrate-attest\" {public}");
-    let repo = calc_with(CALC_CONFIG, &[(".orchestrate/allowed_signers", &signers)]);
-    let coin = outside(&repo, "coin");
-    let coin_test = format!(
-        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
-         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
-         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
-        coin.display()
-    );
-    repo.write("tests/test_mul.sh", &coin_test);
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
-    squash(&repo);
-    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    mark_done_and_merge(&repo).expect(0);
-    let merge = main_tip(&repo);
+    let (repo, _keys, verifier, coin, merge) = coin_flip_merged();
     let fresh_clone = || {
         let ci = TestRepo::clone_of(&repo.path);
         ci.git(&[

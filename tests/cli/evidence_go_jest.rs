@@ -379,8 +379,8 @@ fn a_jest_run_that_exits_0_or_skips_is_refused() {
 const JS_SKIP: &str = "global.test = global.test.skip;\n";
 
 /// The refusal's first line when the RED test's run had `with` (the runner's files put
-/// back) and still failed: `what` is what those files are.
-fn jest_refusal(command: &str, with: &str, what: &str) -> String {
+/// back) and still failed: `what` is what those files are (jest's, mocha's, vitest's).
+pub(crate) fn runner_files_refusal(command: &str, with: &str, what: &str) -> String {
     format!(
         "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
          {with}) still fails (exit 1): the GREEN step must make it pass. {what} test code, \
@@ -437,7 +437,7 @@ fn jest_configuration_a_green_step_writes_is_refused() {
         out.expect(1);
         assert_eq!(
             out.stdout.lines().next().unwrap_or_default(),
-            jest_refusal(&command, &with, what),
+            runner_files_refusal(&command, &with, what),
             "{name}"
         );
         assert_eq!(repo.status(), "DEBUGGING");
@@ -459,7 +459,7 @@ fn jest_configuration_a_green_step_writes_is_refused() {
     out.expect(1);
     assert_eq!(
         out.stdout.lines().next().unwrap_or_default(),
-        jest_refusal(
+        runner_files_refusal(
             &command,
             "support/setup.js as the RED step left it",
             "A module jest loads is"
@@ -712,7 +712,7 @@ fn a_module_jest_configuration_names_is_test_code_at_green() {
         out.expect(1);
         assert_eq!(
             out.stdout.lines().next().unwrap_or_default(),
-            jest_refusal(
+            runner_files_refusal(
                 &command,
                 &format!("{module} as the RED step left it"),
                 "A module jest loads is"
@@ -861,7 +861,7 @@ fn the_configuration_a_jest_command_names_and_its_modules_are_pinned() {
         out.expect(1);
         assert_eq!(
             out.stdout.lines().next().unwrap_or_default(),
-            jest_refusal(
+            runner_files_refusal(
                 &command,
                 &format!("{restored} as the RED step left it"),
                 "A module jest loads is"

@@ -12,6 +12,7 @@ use pretty_assertions::assert_eq;
 
 use crate::evidence_go_jest::{
     Cheat, green_refused, project, proven_by_id, refused_at_the_end_and_by_attest,
+    runner_files_refusal,
 };
 use crate::oracle::{red, squash};
 use crate::support::*;
@@ -136,16 +137,10 @@ fn a_mocha_title_reused_in_another_file_is_refused_at_green() {
     assert_eq!(
         out.stdout.lines().next(),
         Some(
-            format!(
-                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run \
-                 with test/mul.js as the RED step left it; package.json as the RED step left it) \
-                 still fails (exit 1): the GREEN step must make it pass. mocha's configuration is \
-                 test code, which only a RED step may write: what the GREEN step changed there is \
-                 not in the RED test's run. What the test needs from it (a fixture, say) belongs \
-                 in the task's RED test file, written by its RED step; submit-work cannot undo \
-                 the GREEN step, so a RED step that lacks it needs a new plan \
-                 (`request-scope-reduction` once unlocked, or `submit-work --contradiction`); \
-                 debugging attempt 1"
+            runner_files_refusal(
+                &command,
+                "test/mul.js as the RED step left it; package.json as the RED step left it",
+                "mocha's configuration is"
             )
             .as_str()
         ),
@@ -200,15 +195,10 @@ fn a_mocha_key_a_green_step_writes_to_package_json_is_refused() {
     assert_eq!(
         out.stdout.lines().next(),
         Some(
-            format!(
-                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run \
-                 with package.json as the RED step left it) still fails (exit 1): the GREEN step \
-                 must make it pass. mocha's configuration is test code, which only a RED step may \
-                 write: what the GREEN step changed there is not in the RED test's run. What the \
-                 test needs from it (a fixture, say) belongs in the task's RED test file, written \
-                 by its RED step; submit-work cannot undo the GREEN step, so a RED step that lacks \
-                 it needs a new plan (`request-scope-reduction` once unlocked, or `submit-work \
-                 --contradiction`); debugging attempt 1"
+            runner_files_refusal(
+                &command,
+                "package.json as the RED step left it",
+                "mocha's configuration is"
             )
             .as_str()
         ),
@@ -308,15 +298,10 @@ describe('calc', () => {\n  it('muls', () => {\n    assert.strictEqual(mul(2, 3)
     assert_eq!(
         out.stdout.lines().next(),
         Some(
-            format!(
-                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run \
-                 with package.json as the RED step left it) still fails (exit 1): the GREEN step \
-                 must make it pass. mocha's configuration is test code, which only a RED step may \
-                 write: what the GREEN step changed there is not in the RED test's run. What the \
-                 test needs from it (a fixture, say) belongs in the task's RED test file, written \
-                 by its RED step; submit-work cannot undo the GREEN step, so a RED step that lacks \
-                 it needs a new plan (`request-scope-reduction` once unlocked, or `submit-work \
-                 --contradiction`); debugging attempt 1"
+            runner_files_refusal(
+                &command,
+                "package.json as the RED step left it",
+                "mocha's configuration is"
             )
             .as_str()
         ),

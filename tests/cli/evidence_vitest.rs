@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use pretty_assertions::assert_eq;
 
-use crate::evidence_go_jest::{project, proven_by_id, refused_at_the_end_and_by_attest};
+use crate::evidence_go_jest::{
+    project, proven_by_id, refused_at_the_end_and_by_attest, runner_files_refusal,
+};
 use crate::oracle::{red, squash};
 use crate::support::*;
 
@@ -89,15 +91,10 @@ fn a_vitest_configuration_a_green_step_writes_is_refused() {
         let first = out.stdout.lines().next().unwrap_or_default().to_string();
         assert_eq!(
             first,
-            format!(
-                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run \
-                 with {config} taken out, as the RED step's tree has none) still fails (exit 1): the GREEN step must make it \
-                 pass. vitest's configuration is test code, which only a RED step may write: \
-                 what the GREEN step changed there is not in the RED test's run. What the test \
-                 needs from it (a fixture, say) belongs in the task's RED test file, written by \
-                 its RED step; submit-work cannot undo the GREEN step, so a RED step that lacks \
-                 it needs a new plan (`request-scope-reduction` once unlocked, or `submit-work \
-                 --contradiction`); debugging attempt 1"
+            runner_files_refusal(
+                &command,
+                &format!("{config} taken out, as the RED step's tree has none"),
+                "vitest's configuration is",
             ),
             "{}",
             out.stdout
@@ -215,15 +212,10 @@ fn a_setup_module_vitests_configuration_names_rewritten_at_green_is_refused() {
     out.expect(1);
     assert_eq!(
         out.stdout.lines().next().unwrap_or_default(),
-        format!(
-            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
-             vitest.setup.js as the RED step left it) still fails (exit 1): the GREEN step must \
-             make it pass. A module vitest loads is test code, which only a RED step may write: \
-             what the GREEN step changed there is not in the RED test's run. What the test \
-             needs from it (a fixture, say) belongs in the task's RED test file, written by its \
-             RED step; submit-work cannot undo the GREEN step, so a RED step that lacks it needs \
-             a new plan (`request-scope-reduction` once unlocked, or `submit-work \
-             --contradiction`); debugging attempt 1"
+        runner_files_refusal(
+            &command,
+            "vitest.setup.js as the RED step left it",
+            "A module vitest loads is"
         ),
         "{}",
         out.stdout
