@@ -26,6 +26,10 @@ pub struct Scratch<'a> {
     /// A run since the last reset was not watched as [`Scratch::watch`] asks (the kernel gave
     /// no watch, or dropped events): its test code is judged by its change time too.
     unwatched: std::cell::Cell<bool>,
+    /// The worktree's one inotify instance, made at its first [`Scratch::watch`] and kept:
+    /// the kernel waits for a grace period before a closed instance is gone (milliseconds),
+    /// which each pair of a 50-task PR's final check would otherwise wait for in turn.
+    inotify: std::cell::RefCell<Option<rustix::fd::OwnedFd>>,
 }
 
 /// An inotify watch on the directories above a scratch worktree's test code while a command
@@ -272,6 +276,7 @@ impl<'a> Scratch<'a> {
             baseline: std::cell::RefCell::new(Baseline::None),
             moved: Default::default(),
             unwatched: Default::default(),
+            inotify: Default::default(),
         };
         scratch.fetch_lfs(&pointers)?;
         // Made now: a confined run of the other worktree gets it bound read-only, and only
@@ -391,7 +396,16 @@ impl<'a> Scratch<'a> {
             return None;
         }
         let watched = (|| {
-            let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+            let mut kept = self.inotify.borrow_mut();
+            if kept.is_none() {
+                *kept = Some(inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?);
+            }
+            let fd = kept.as_ref()?.try_clone().ok()?;
+            // What is queued came from this worktree's own reset since the last run, or from
+            // watches of another pair's test code: none of it is this run's.
+            let mut buf = [std::mem::MaybeUninit::uninit(); 8192];
+            let mut queued = inotify::Reader::new(&fd, &mut buf);
+            while queued.next().is_ok() {}
             let gone = WatchFlags::MOVE_SELF | WatchFlags::DELETE_SELF | WatchFlags::DONT_FOLLOW;
             // No write of a directory's other files: those are no test code, and their
             // events would only fill the queue.
@@ -401,6 +415,8 @@ impl<'a> Scratch<'a> {
                 | WatchFlags::DELETE
                 | WatchFlags::CREATE
                 | WatchFlags::ONLYDIR;
+            // A directory or file watched for an earlier pair keeps its watch: adding it again
+            // gives the same one.
             let mut watched = std::collections::HashMap::new();
             for dir in dirs {
                 let wd = inotify::add_watch(&fd, self.path().join(&dir), dir_flags).ok()?;
