@@ -154,10 +154,17 @@ impl Session {
     }
 
     /// The tree `git add --all && git write-tree` would make of the working tree, the
-    /// user's staging area left alone: git adds into a scratch copy of the index, and the
-    /// tree is written from that copy in-process where the store reads its form, else by
-    /// git (src/store/index_tree.rs).
+    /// user's staging area left alone: taken in-process where the store reads the working
+    /// tree as git would (src/store/worktree_tree.rs); else git adds into a scratch copy of
+    /// the index, and the tree is written from that copy in-process where the store reads
+    /// its form, else by git (src/store/index_tree.rs).
     pub fn worktree_tree(&self) -> Result<String, EngineError> {
+        // An error here is git's to meet and say again, in its own words.
+        if self.git.is_callers()
+            && let Ok(Some(tree)) = self.store.worktree_tree(self.git.left_out())
+        {
+            return Ok(tree.to_string());
+        }
         let scratch = self.git.index_with_all(&self.store.index_path())?;
         // An error here is git's to meet and say again, in its own words.
         if let Ok(Some(tree)) = self.store.tree_of_index(&scratch) {

@@ -17,19 +17,25 @@ const MAX_INDEX_BYTES: u64 = 256 << 20;
 
 /// One file of the index: its path, kind and object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct IndexEntry {
-    path: Vec<u8>,
-    kind: EntryKind,
-    id: ObjectId,
+pub(super) struct IndexEntry {
+    pub(super) path: Vec<u8>,
+    pub(super) kind: EntryKind,
+    pub(super) id: ObjectId,
+    /// What the index holds of the file's `lstat` when it was last added (ctime s/ns, mtime
+    /// s/ns, dev, ino, mode, uid, gid, size), as git writes them: 32 bits each.
+    pub(super) stat: [u32; 10],
+    /// Not to be compared with the working tree: assumed unchanged or outside a sparse
+    /// checkout (git's `CE_VALID` and `CE_SKIP_WORKTREE`).
+    pub(super) not_compared: bool,
 }
 
 /// The index's entries, sorted as git sorts them, and the trees its cache (git's `TREE`
 /// extension) holds as valid, by directory (`""` the root, else `a/b/`), each with the
 /// number of entries it covers.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Parsed {
-    entries: Vec<IndexEntry>,
-    cached: HashMap<Vec<u8>, (usize, ObjectId)>,
+pub(super) struct Parsed {
+    pub(super) entries: Vec<IndexEntry>,
+    pub(super) cached: HashMap<Vec<u8>, (usize, ObjectId)>,
 }
 
 impl Store {
@@ -59,7 +65,7 @@ impl Store {
 
 /// The file at `path` whole, where it is a regular file (a link not followed, a FIFO not
 /// waited on) of at most [`MAX_INDEX_BYTES`].
-fn read_regular(path: &Path) -> Option<Vec<u8>> {
+pub(super) fn read_regular(path: &Path) -> Option<Vec<u8>> {
     use rustix::fs::{Mode, OFlags};
     use std::io::Read as _;
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
@@ -123,7 +129,7 @@ impl<'a> Cursor<'a> {
 
 /// The bytes of an index file (git's `gitformat-index`, versions 2 to 4) read as far as
 /// [`build`] needs them; `None` for any form left to git.
-fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
+pub(super) fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
     // The trailing checksum is not checked: git has just written the file, and what its
     // bytes say is read as git reads it either way.
     let body = bytes.get(..bytes.len().checked_sub(hash_len)?)?;
@@ -152,6 +158,7 @@ fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
         let flags = cursor.u16()?;
         let stage = (flags >> 12) & 0x3;
         let extended = flags & 0x4000 != 0;
+        let mut not_compared = flags & 0x8000 != 0;
         if stage != 0 {
             return None;
         }
@@ -164,6 +171,7 @@ fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
             if more & 0x2000 != 0 || more & 0x9fff != 0 {
                 return None;
             }
+            not_compared |= more & 0x4000 != 0;
         }
         let path = if version == 4 {
             let strip = cursor.varint()?;
@@ -199,7 +207,17 @@ fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
             return None;
         }
         previous.clone_from(&path);
-        entries.push(IndexEntry { path, kind, id });
+        let mut fields = [0u32; 10];
+        for (i, field) in fields.iter_mut().enumerate() {
+            *field = u32::from_be_bytes(stat.get(i * 4..i * 4 + 4)?.try_into().ok()?);
+        }
+        entries.push(IndexEntry {
+            path,
+            kind,
+            id,
+            stat: fields,
+            not_compared,
+        });
     }
     let mut cached = HashMap::new();
     while cursor.at < body.len() {
@@ -262,7 +280,7 @@ fn cache_tree(
 
 /// A path git itself would put in a tree: relative, no empty, `.`, `..` or `.git`
 /// component (read-cache.c's `verify_path`, the parts any file system shares).
-fn plain_path(path: &[u8]) -> bool {
+pub(super) fn plain_path(path: &[u8]) -> bool {
     !path.is_empty()
         && path.split(|b| *b == b'/').all(|part| {
             !part.is_empty() && part != b"." && part != b".." && !part.eq_ignore_ascii_case(b".git")
@@ -273,7 +291,7 @@ fn plain_path(path: &[u8]) -> bool {
 /// written with `write`;
 /// `None` where a blob it names is not in the objects (`git write-tree` then fails, saying
 /// so, which the caller leaves to it).
-fn build(
+pub(super) fn build(
     parsed: &Parsed,
     write: &mut impl FnMut(gix::objs::Tree) -> Result<ObjectId, StoreError>,
     has_object: &impl Fn(&ObjectId) -> bool,

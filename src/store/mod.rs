@@ -30,6 +30,7 @@ mod progress;
 mod refs;
 mod remote;
 mod runs;
+mod worktree_tree;
 pub use runs::{runs_ref, tracking_runs_prefix};
 mod settings;
 mod signature;

@@ -296,21 +296,24 @@ impl Store {
         old: Option<ObjectId>,
         trees: &[ObjectId],
     ) -> Result<gix::objs::Tree, StoreError> {
+        // Read through the store's own object reader: opening gix for it cost a fifth of a
+        // GREEN step that pins its trees.
         let mut entries: Vec<gix::objs::tree::Entry> = match old {
-            Some(id) => self
-                .repo()?
-                .find_tree(id)
-                .map_err(git_err)?
-                .decode()
-                .map_err(git_err)?
-                .entries
-                .iter()
-                .map(|e| gix::objs::tree::Entry {
-                    mode: e.mode,
-                    filename: e.filename.into(),
-                    oid: e.oid.to_owned(),
-                })
-                .collect(),
+            Some(id) => {
+                let data = self
+                    .object_of_kind(id, gix::objs::Kind::Tree)
+                    .map_err(StoreError::Git)?;
+                gix::objs::TreeRef::from_bytes(&data, self.repo.object_hash())
+                    .map_err(git_err)?
+                    .entries
+                    .iter()
+                    .map(|e| gix::objs::tree::Entry {
+                        mode: e.mode,
+                        filename: e.filename.into(),
+                        oid: e.oid.to_owned(),
+                    })
+                    .collect()
+            }
             None => Vec::new(),
         };
         for tree in trees {

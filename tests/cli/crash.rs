@@ -5,7 +5,7 @@ use std::process::Stdio;
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{BIN, Run, TestRepo};
+use crate::support::{BIN, RED, Run, TestRepo};
 
 fn run_with_env(repo: &TestRepo, args: &[&str], env: &[(&str, &std::path::Path)]) -> Run {
     let mut cmd = repo.command(BIN, args);
@@ -29,6 +29,10 @@ fn scratch_indexes_stay_in_the_git_dir_and_a_killed_commands_copy_is_cleared() {
     std::fs::write(&leftover, b"DIRC").expect("write");
     let tmp = tempfile::tempdir().expect("tmp");
     repo.write("add.sh", "echo 5\n");
+    // Attributes: the working tree's tree is git's to take (`git add` into a scratch copy of
+    // the index), not the store's in-process reading (src/store/worktree_tree.rs), which
+    // makes no copy.
+    repo.write(".gitattributes", "*.bin binary\n");
     run_with_env(
         &repo,
         &["submit-work", "-s", "add", "--test-command", "sh add.sh"],
@@ -59,6 +63,22 @@ fn scratch_indexes_stay_in_the_git_dir_and_a_killed_commands_copy_is_cleared() {
         left.is_empty(),
         "our own copy is removed when done: {left:?}"
     );
+}
+
+/// A plain working tree's tree is taken in-process (src/store/worktree_tree.rs): no copy of
+/// the index is made, so none can be left by a kill, and the user's index is not written.
+#[test]
+fn a_plain_working_tree_s_tree_makes_no_scratch_index_and_leaves_the_index_alone() {
+    let repo = TestRepo::at_green_step();
+    let index = repo.dir().join(".git/index");
+    let before = std::fs::read(&index).expect("the index");
+    repo.submit_test(RED, None).expect(0);
+    let scratch = repo.dir().join(".git/orchestrator/scratch");
+    let copies: Vec<_> = std::fs::read_dir(&scratch)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(copies.is_empty(), "no scratch index: {copies:?}");
+    assert_eq!(std::fs::read(&index).expect("the index"), before);
 }
 
 /// The OS's answer is in the error: a full disk or a read-only file system is named as

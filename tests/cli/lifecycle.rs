@@ -657,3 +657,31 @@ fn a_gate_that_is_the_test_command_takes_its_run() {
     assert_eq!(runs() - before, 3, "{}", out.stdout);
     assert!(!out.stdout.contains("reused"), "{}", out.stdout);
 }
+
+/// An agent's file the orchestrator leaves out of the agent's work (`.mcp.json`) that the
+/// project's `.gitignore` also names, there: every passing step failed (`git add` refuses a
+/// literal pathspec naming an ignored path, even one that excludes it). The step passes and
+/// the checkpoint commits the work, the file left out, whether the working tree's tree is
+/// taken in-process or, with attributes (`.gitattributes`), by `git add`.
+#[test]
+fn a_passing_step_and_its_checkpoint_leave_out_an_ignored_agent_file() {
+    for attributes in [false, true] {
+        let repo = TestRepo::at_green_step();
+        repo.write(".gitignore", ".mcp.json\n.codex/\n");
+        repo.write(".mcp.json", "{\"mcpServers\": {}}\n");
+        repo.write(".codex/config.toml", "x = 1\n");
+        if attributes {
+            repo.write(".gitattributes", "*.bin binary\n");
+        }
+        repo.submit_test(RED, None).expect(0);
+        repo.run(&["checkpoint"]).expect(0);
+        let committed = repo.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+        let files = ".gitignore\n.orchestrate.toml\nadd.sh\ndocs/plan.md\nrun_tests.sh\ntest_add.sh\ntest_sub.sh\n";
+        let expected = if attributes {
+            format!(".gitattributes\n{files}")
+        } else {
+            files.to_string()
+        };
+        assert_eq!(committed, expected, "attributes: {attributes}");
+    }
+}

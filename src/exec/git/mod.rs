@@ -200,14 +200,21 @@ impl Git {
         self
     }
 
+    /// The paths this git leaves out of the agent's work.
+    pub fn left_out(&self) -> &[String] {
+        &self.left_out
+    }
+
+    /// Whether this git is the caller's own: neither isolated from its configuration nor
+    /// pinned to a git directory (what an in-process reading of the working tree sees too).
+    pub fn is_callers(&self) -> bool {
+        !self.isolated && self.pinned.is_none()
+    }
+
     /// `add --all` for the whole working tree, the files left out excepted.
     fn add_all_args(&self) -> Vec<String> {
         let mut args: Vec<String> = ["add", "--all", "--", ":/"].map(String::from).to_vec();
-        args.extend(
-            self.left_out
-                .iter()
-                .map(|path| format!(":(top,literal,exclude){path}")),
-        );
+        args.extend(self.left_out.iter().flat_map(|path| excluding(path)));
         args
     }
 
@@ -636,4 +643,34 @@ fn run_with_input(mut cmd: Command, shown: String, input: &[u8]) -> Result<Vec<u
             .map_err(failed)?;
     }
     Ok(out.stdout)
+}
+
+/// The pathspecs that leave `path` (and anything below it) out of a `git add`. Not the
+/// literal `:(exclude)path`: git fails the whole `add` ("The following paths are ignored by
+/// one of your .gitignore files") when a path such an item names exactly is ignored and
+/// there (a `.mcp.json` in `.gitignore`), or an ignored directory above it (`.codex/`), but
+/// not when a wildcard comes first; so its first ASCII character (not `/` or a wildcard's)
+/// is written as a class of one (`[.]mcp.json`), the rest escaped, with `/*` for what is
+/// below it (`*` crosses `/` in a pathspec without `glob`).
+fn excluding(path: &str) -> Vec<String> {
+    let Some(at) = path.find(|c: char| c.is_ascii() && !"/!^[]\\*?".contains(c)) else {
+        return vec![format!(":(top,literal,exclude){path}")];
+    };
+    let mut pattern = String::new();
+    for (i, c) in path.char_indices() {
+        if i == at {
+            pattern.push('[');
+            pattern.push(c);
+            pattern.push(']');
+        } else {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+    }
+    vec![
+        format!(":(top,exclude){pattern}"),
+        format!(":(top,exclude){pattern}/*"),
+    ]
 }

@@ -1,0 +1,532 @@
+//! The tree `git add --all` would make of the working tree, taken in-process for the plain
+//! cases: the index read, every file whose `lstat` differs from it (or that git would
+//! re-read: "racily clean") hashed, untracked files added unless a `.gitignore`,
+//! `info/exclude` says otherwise, and the tree written as `git write-tree` writes it
+//! (src/store/index_tree.rs). Anything this does not read as git does (attributes, a filter,
+//! an end-of-line setting, a submodule or nested repository, a sparse checkout, a name git
+//! refuses, a global exclude file, a file not regular, a link or a directory) is left to
+//! git: `None`, and the caller runs `git add --all` as before. One git process (and the
+//! copy of the index it wrote, flushed by ext4) less on every passing step.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice as _;
+use gix::objs::tree::EntryKind;
+use gix_ignore::search::Ignore;
+
+use super::index_tree::{IndexEntry, Parsed, build, parse, plain_path, read_regular};
+use super::loose::LooseWriter;
+use super::{Store, StoreError, git_err};
+
+/// A file beyond this size is left to git (it streams big files; this reads them whole).
+const MAX_FILE_BYTES: u64 = 32 << 20;
+
+/// A `.gitignore` beyond this size is left to git.
+const MAX_IGNORE_BYTES: u64 = 1 << 20;
+
+/// Deeper than this, the working tree is left to git.
+const MAX_DEPTH: usize = 256;
+
+/// Settings that change what `git add` makes of a file or which files it sees: any of them
+/// set leaves the tree to git (booleans below are read for their value).
+const LEFT_TO_GIT: &[&str] = &[
+    "core.autocrlf",
+    "core.eol",
+    "core.safecrlf",
+    "core.excludesFile",
+    "core.attributesFile",
+    "core.sparseCheckout",
+    "core.sparseCheckoutCone",
+    "index.sparse",
+    "core.worktree",
+];
+
+/// Why the walk stopped: the tree is git's to take.
+struct LeftToGit;
+
+type Walked<T> = Result<T, LeftToGit>;
+
+impl Store {
+    /// The id of the tree `git add --all -- :/ ':(exclude)<left out>…' && git write-tree`
+    /// would write from this working tree and its index (the index itself not written),
+    /// its blobs and trees written to the object database; `None` where that is left to
+    /// git (above).
+    pub fn worktree_tree(&self, left_out: &[String]) -> Result<Option<ObjectId>, StoreError> {
+        if self.repo.object_hash() != gix::hash::Kind::Sha1 || !self.plain_settings() {
+            return Ok(None);
+        }
+        // The store's own paths and objects (src/store/layout.rs): no gix repository is
+        // opened for this (opening one cost a fifth of a passing step).
+        let Some(root) = self.repo.workdir().map(Path::to_path_buf) else {
+            return Ok(None);
+        };
+        let index_path = self.repo.index_path();
+        let (parsed, index_time) = match std::fs::symlink_metadata(&index_path) {
+            Ok(meta) => {
+                let Some(bytes) = read_regular(&index_path) else {
+                    return Ok(None);
+                };
+                let Some(parsed) = parse(&bytes, gix::hash::Kind::Sha1.len_in_bytes()) else {
+                    return Ok(None);
+                };
+                use std::os::unix::fs::MetadataExt as _;
+                (parsed, Some((meta.mtime(), meta.mtime_nsec())))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Parsed::default(), None),
+            Err(_) => return Ok(None),
+        };
+        if parsed
+            .entries
+            .iter()
+            .any(|e| e.not_compared || e.kind == EntryKind::Commit)
+        {
+            return Ok(None);
+        }
+        let git_dir = self.repo.git_dir().to_path_buf();
+        // A git directory inside the working tree other than its `.git` is git's to skip.
+        if git_dir.starts_with(&root) && git_dir.parent() != Some(root.as_path()) {
+            return Ok(None);
+        }
+        let mut base = Vec::new();
+        // Shared by every worktree of the repository, as git reads it.
+        let exclude = self.repo.common_dir().join("info").join("exclude");
+        if let Some(list) = ignore_list(&exclude, None)? {
+            base.push(list);
+        } else if !super::refs::absent(&exclude) {
+            return Ok(None);
+        }
+        let left_out: Vec<Vec<u8>> = left_out.iter().map(|p| p.as_bytes().to_vec()).collect();
+        let mut walk = Walk {
+            root: &root,
+            left_out: &left_out,
+            tracked: &parsed.entries,
+            ignores: base,
+            out: Vec::with_capacity(parsed.entries.len()),
+            index_time,
+            store: self,
+            objects: LooseWriter::at(self.repo.objects_dir(), gix::hash::Kind::Sha1),
+        };
+        if walk.dir(&mut Vec::new(), &root, false, 0)?.is_err() {
+            return Ok(None);
+        }
+        let Walk {
+            mut out,
+            mut objects,
+            ..
+        } = walk;
+        out.extend(
+            parsed
+                .entries
+                .iter()
+                .filter(|e| left_out_has(&left_out, &e.path))
+                .cloned(),
+        );
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        if out.windows(2).any(|w| w[0].path == w[1].path) {
+            return Ok(None);
+        }
+        // Every directory above a path that changed is written again; the index's cached
+        // trees stand for the rest.
+        let mut cached = parsed.cached.clone();
+        for path in changed_paths(&parsed.entries, &out) {
+            cached.remove(b"".as_slice());
+            for (at, byte) in path.iter().enumerate() {
+                if *byte == b'/' {
+                    cached.remove(&path[..=at]);
+                }
+            }
+        }
+        let fresh = Parsed {
+            entries: out,
+            cached,
+        };
+        let mut write = |tree: gix::objs::Tree| objects.write_object(&tree);
+        let has_object = |id: &ObjectId| self.holds(*id).unwrap_or(false);
+        build(&fresh, &mut write, &has_object)
+    }
+
+    /// No setting, variable or global file that makes `git add` see or hash files otherwise
+    /// than [`Store::worktree_tree`] does.
+    fn plain_settings(&self) -> bool {
+        let vars = [
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+            "GIT_INDEX_FILE",
+        ];
+        if vars.iter().any(|v| std::env::var_os(v).is_some()) {
+            return false;
+        }
+        let set = |key: &str| self.repo.config_string(key).is_some();
+        let is = |key: &str, default: bool| {
+            self.repo
+                .with_config(|config| config.boolean(key))
+                .map_or(None, |value| Some(value.unwrap_or(default)))
+        };
+        if LEFT_TO_GIT.iter().any(|key| set(key))
+            || is("core.fileMode", true) != Some(true)
+            || is("core.symlinks", true) != Some(true)
+            || is("core.ignoreCase", false) != Some(false)
+            || is("core.precomposeUnicode", false) != Some(false)
+        {
+            return false;
+        }
+        // git reads these without being told to.
+        let config_home = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+        let mut files: Vec<PathBuf> = vec![
+            PathBuf::from("/etc/gitattributes"),
+            PathBuf::from("/usr/local/etc/gitattributes"),
+            self.git_dir().join("info").join("attributes"),
+            self.common_dir().join("info").join("attributes"),
+        ];
+        if let Some(home) = config_home {
+            files.push(home.join("git").join("ignore"));
+            files.push(home.join("git").join("attributes"));
+        }
+        files.iter().all(|f| super::refs::absent(f))
+    }
+}
+
+/// The patterns of the ignore file at `path` (a regular file, not a link), relative to the
+/// directory it is in below `root`; `None` where there is no such file.
+fn ignore_list(
+    path: &Path,
+    root: Option<&Path>,
+) -> Result<Option<gix_glob::search::pattern::List<Ignore>>, StoreError> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(None);
+    };
+    if !meta.is_file() || meta.len() > MAX_IGNORE_BYTES {
+        return Ok(None);
+    }
+    let Some(bytes) = read_regular(path) else {
+        return Ok(None);
+    };
+    Ok(gix_glob::search::pattern::List::from_bytes(
+        &bytes,
+        path.to_path_buf(),
+        root,
+        Ignore::default(),
+    )
+    .ok())
+}
+
+/// Whether `path` is one of the paths left out, or below one.
+fn left_out_has(left_out: &[Vec<u8>], path: &[u8]) -> bool {
+    left_out.iter().any(|out| {
+        path.starts_with(out) && (path.len() == out.len() || path.get(out.len()) == Some(&b'/'))
+    })
+}
+
+/// The paths whose entry differs between the sorted lists `old` and `new` (changed, added,
+/// removed).
+fn changed_paths<'a>(old: &'a [IndexEntry], new: &'a [IndexEntry]) -> Vec<&'a [u8]> {
+    let (mut i, mut j) = (0, 0);
+    let mut changed = Vec::new();
+    loop {
+        match (old.get(i), new.get(j)) {
+            (None, None) => return changed,
+            (Some(a), None) => {
+                changed.push(a.path.as_slice());
+                i += 1;
+            }
+            (None, Some(b)) => {
+                changed.push(b.path.as_slice());
+                j += 1;
+            }
+            (Some(a), Some(b)) => match a.path.cmp(&b.path) {
+                std::cmp::Ordering::Less => {
+                    changed.push(a.path.as_slice());
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    changed.push(b.path.as_slice());
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    if a.kind != b.kind || a.id != b.id {
+                        changed.push(b.path.as_slice());
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            },
+        }
+    }
+}
+
+/// A name git would refuse or treat otherwise on some file system (read-cache.c's
+/// `verify_path` with `core.protectNTFS`, on by default): `.git` in any case followed only
+/// by dots, spaces or an NTFS stream, `git~1`-like short names, a backslash; and the files
+/// that make git read attributes or submodules.
+fn left_to_git_name(name: &[u8]) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let dotgit_like = lower.strip_prefix(b".git").is_some_and(|rest| {
+        rest.iter().all(|b| matches!(b, b'.' | b' ')) || rest.first() == Some(&b':')
+    });
+    dotgit_like
+        || lower.starts_with(b"git~")
+        || name.contains(&b'\\')
+        || lower == b".gitattributes"
+        || lower == b".gitmodules"
+        || !plain_path(name)
+}
+
+/// One walk of the working tree against the index.
+struct Walk<'a> {
+    root: &'a Path,
+    left_out: &'a [Vec<u8>],
+    /// The index's entries, sorted by path.
+    tracked: &'a [IndexEntry],
+    /// The ignore lists in force, the most specific last.
+    ignores: Vec<gix_glob::search::pattern::List<Ignore>>,
+    /// The entries of the tree to be.
+    out: Vec<IndexEntry>,
+    /// The index file's modification time: an entry not older is "racily clean".
+    index_time: Option<(i64, i64)>,
+    store: &'a Store,
+    objects: LooseWriter,
+}
+
+impl Walk<'_> {
+    /// Walks the directory `dir` (relative: `""` or `a/b/`, at `abs`), every untracked file
+    /// under it ignored when `ignored`.
+    fn dir(
+        &mut self,
+        dir: &mut Vec<u8>,
+        abs: &Path,
+        ignored: bool,
+        depth: usize,
+    ) -> Result<Walked<()>, StoreError> {
+        use std::os::unix::ffi::OsStrExt as _;
+        if depth > MAX_DEPTH {
+            return Ok(Err(LeftToGit));
+        }
+        let Ok(read) = std::fs::read_dir(abs) else {
+            return Ok(Err(LeftToGit));
+        };
+        let mut names = Vec::new();
+        for entry in read {
+            let Ok(entry) = entry else {
+                return Ok(Err(LeftToGit));
+            };
+            let Ok(kind) = entry.file_type() else {
+                return Ok(Err(LeftToGit));
+            };
+            names.push((entry.file_name(), kind));
+        }
+        let mut pushed = false;
+        if !ignored
+            && names
+                .iter()
+                .any(|(name, _)| name.as_bytes() == b".gitignore")
+        {
+            let path = abs.join(".gitignore");
+            match ignore_list(&path, Some(self.root))? {
+                Some(list) => {
+                    self.ignores.push(list);
+                    pushed = true;
+                }
+                None => return Ok(Err(LeftToGit)),
+            }
+        }
+        let walked = self.entries(dir, abs, &names, ignored, depth);
+        if pushed {
+            self.ignores.pop();
+        }
+        walked
+    }
+
+    fn entries(
+        &mut self,
+        dir: &mut Vec<u8>,
+        abs: &Path,
+        names: &[(std::ffi::OsString, std::fs::FileType)],
+        ignored: bool,
+        depth: usize,
+    ) -> Result<Walked<()>, StoreError> {
+        use std::os::unix::ffi::OsStrExt as _;
+        for (name, kind) in names {
+            let name = name.as_bytes();
+            if dir.is_empty() && name == b".git" {
+                continue;
+            }
+            if left_to_git_name(name) {
+                return Ok(Err(LeftToGit));
+            }
+            let len = dir.len();
+            dir.extend_from_slice(name);
+            let walked = self.entry(
+                dir,
+                &abs.join(std::ffi::OsStr::from_bytes(name)),
+                *kind,
+                ignored,
+                depth,
+            );
+            dir.truncate(len);
+            if walked?.is_err() {
+                return Ok(Err(LeftToGit));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// The file, link or directory at `path` (relative; `abs`).
+    fn entry(
+        &mut self,
+        path: &mut Vec<u8>,
+        abs: &Path,
+        kind: std::fs::FileType,
+        ignored: bool,
+        depth: usize,
+    ) -> Result<Walked<()>, StoreError> {
+        if left_out_has(self.left_out, path) {
+            return Ok(Ok(()));
+        }
+        if kind.is_dir() {
+            path.push(b'/');
+            let tracked_below = self.tracked_below(path);
+            let excluded = ignored || self.excluded(&path[..path.len() - 1], true);
+            let walked = if excluded && !tracked_below {
+                Ok(Ok(()))
+            } else {
+                self.dir(path, abs, excluded, depth + 1)
+            };
+            path.pop();
+            return walked;
+        }
+        if !kind.is_file() && !kind.is_symlink() {
+            return Ok(Err(LeftToGit));
+        }
+        let tracked = self.tracked(path);
+        if tracked.is_none() && (ignored || self.excluded(path, false)) {
+            return Ok(Ok(()));
+        }
+        let Ok(meta) = std::fs::symlink_metadata(abs) else {
+            return Ok(Err(LeftToGit));
+        };
+        use std::os::unix::fs::MetadataExt as _;
+        let file_kind = if meta.file_type().is_symlink() {
+            EntryKind::Link
+        } else if meta.file_type().is_file() {
+            if meta.mode() & 0o100 != 0 {
+                EntryKind::BlobExecutable
+            } else {
+                EntryKind::Blob
+            }
+        } else {
+            return Ok(Err(LeftToGit));
+        };
+        // What git compares (read-cache.c's `ce_match_stat_basic`), and more: a field it
+        // skips can only make this hash a file git would not, to the same id.
+        let stat = [
+            meta.ctime() as u32,
+            meta.ctime_nsec() as u32,
+            meta.mtime() as u32,
+            meta.mtime_nsec() as u32,
+            meta.dev() as u32,
+            meta.ino() as u32,
+            u32::from(file_kind as u16),
+            meta.uid(),
+            meta.gid(),
+            meta.size() as u32,
+        ];
+        if let Some(entry) = tracked {
+            let racy = self.index_time.is_none_or(|(secs, nanos)| {
+                (i64::from(entry.stat[2]), i64::from(entry.stat[3])) >= (secs, nanos)
+            });
+            if entry.stat == stat && entry.kind == file_kind && !racy {
+                self.out.push(IndexEntry {
+                    stat,
+                    ..entry.clone()
+                });
+                return Ok(Ok(()));
+            }
+        }
+        let bytes = if file_kind == EntryKind::Link {
+            use std::os::unix::ffi::OsStrExt as _;
+            match std::fs::read_link(abs) {
+                Ok(target) => target.as_os_str().as_bytes().to_vec(),
+                Err(_) => return Ok(Err(LeftToGit)),
+            }
+        } else {
+            if meta.len() > MAX_FILE_BYTES {
+                return Ok(Err(LeftToGit));
+            }
+            match read_file(abs) {
+                Some(bytes) => bytes,
+                None => return Ok(Err(LeftToGit)),
+            }
+        };
+        let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &bytes)
+            .map_err(git_err)?;
+        if !self.store.holds(id)? {
+            self.objects.write(gix::objs::Kind::Blob, &bytes)?;
+        }
+        self.out.push(IndexEntry {
+            path: path.clone(),
+            kind: file_kind,
+            id,
+            stat,
+            not_compared: false,
+        });
+        Ok(Ok(()))
+    }
+
+    /// The index's entry for `path`.
+    fn tracked(&self, path: &[u8]) -> Option<&IndexEntry> {
+        self.tracked
+            .binary_search_by(|e| e.path.as_slice().cmp(path))
+            .ok()
+            .and_then(|at| self.tracked.get(at))
+    }
+
+    /// Whether the index has an entry below the directory `dir` (ending in `/`).
+    fn tracked_below(&self, dir: &[u8]) -> bool {
+        let at = self.tracked.partition_point(|e| e.path.as_slice() < dir);
+        self.tracked
+            .get(at)
+            .is_some_and(|e| e.path.starts_with(dir))
+    }
+
+    /// Whether the ignore lists in force exclude `path`: the most specific list with a
+    /// matching pattern decides, by its last one (dir.c's `last_matching_pattern_from_lists`).
+    fn excluded(&self, path: &[u8], is_dir: bool) -> bool {
+        let basename = path.rfind_byte(b'/').map(|at| at + 1);
+        for list in self.ignores.iter().rev() {
+            if let Some(found) = gix_ignore::search::pattern_matching_relative_path(
+                list,
+                path.as_bstr(),
+                basename,
+                Some(is_dir),
+                gix_glob::pattern::Case::Sensitive,
+            ) {
+                return !found.pattern.is_negative();
+            }
+        }
+        false
+    }
+}
+
+/// The regular file at `path` whole (a link not followed, a FIFO not waited on), at most
+/// [`MAX_FILE_BYTES`].
+fn read_file(path: &Path) -> Option<Vec<u8>> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Read as _;
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= MAX_FILE_BYTES).then_some(bytes)
+}
+
+#[cfg(test)]
+mod tests;
