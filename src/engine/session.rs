@@ -160,10 +160,18 @@ impl Session {
     /// its form, else by git (src/store/index_tree.rs).
     pub fn worktree_tree(&self) -> Result<String, EngineError> {
         // An error here is git's to meet and say again, in its own words.
-        if self.git.is_callers()
-            && let Ok(Some(tree)) = self.store.worktree_tree(self.git.left_out())
-        {
-            return Ok(tree.to_string());
+        if self.git.is_callers() {
+            match self.store.worktree_tree(self.git.left_out()) {
+                Ok(Some(tree)) => return Ok(tree.to_string()),
+                // git itself would never return.
+                Err(e @ StoreError::WouldHang(_)) => {
+                    return Err(EngineError::BadInput {
+                        message: format!("the working tree's tree cannot be taken: {e}"),
+                        hint: "remove it, or make it a regular file".into(),
+                    });
+                }
+                _ => {}
+            }
         }
         let scratch = self.git.index_with_all(&self.store.index_path())?;
         // An error here is git's to meet and say again, in its own words.

@@ -11,6 +11,9 @@ pub enum StoreError {
     NotARepository(String),
     #[error("the repository has no working tree; git orchestrate needs one to run tests in")]
     Bare,
+    /// A file git would wait on for ever where it reads one (a FIFO as a `.gitignore`).
+    #[error("{0}")]
+    WouldHang(String),
     #[error(
         "invalid workflow name \"{0}\": use letters, digits, '.', '_' and '-' (not starting with '.' or '-')"
     )]

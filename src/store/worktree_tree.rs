@@ -40,6 +40,24 @@ const LEFT_TO_GIT: &[&str] = &[
     "core.sparseCheckoutCone",
     "index.sparse",
     "core.worktree",
+    // Attributes read from a tree (git 2.47), stat fields git compares fewer of.
+    "attr.tree",
+    "core.checkStat",
+    "core.trustctime",
+];
+
+/// System configuration and attributes files of git builds installed elsewhere than
+/// `/etc` (gix reads `/etc/gitconfig` itself): any of them there leaves the tree to git.
+const SYSTEM_FILES: &[&str] = &[
+    "/etc/gitattributes",
+    "/usr/local/etc/gitconfig",
+    "/usr/local/etc/gitattributes",
+    "/usr/etc/gitconfig",
+    "/usr/etc/gitattributes",
+    "/opt/homebrew/etc/gitconfig",
+    "/opt/homebrew/etc/gitattributes",
+    "/opt/local/etc/gitconfig",
+    "/opt/local/etc/gitattributes",
 ];
 
 /// Why the walk stopped: the tree is git's to take.
@@ -76,11 +94,12 @@ impl Store {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Parsed::default(), None),
             Err(_) => return Ok(None),
         };
-        if parsed
-            .entries
-            .iter()
-            .any(|e| e.not_compared || e.kind == EntryKind::Commit)
-        {
+        // An attributes file the index holds counts even where the working tree lacks it:
+        // git reads it from the index then.
+        if parsed.entries.iter().any(|e| {
+            let name = e.path.rsplit(|b| *b == b'/').next().unwrap_or_default();
+            e.not_compared || e.kind == EntryKind::Commit || left_to_git_name(name)
+        }) {
             return Ok(None);
         }
         let git_dir = self.repo.git_dir().to_path_buf();
@@ -106,6 +125,7 @@ impl Store {
             index_time,
             store: self,
             objects: LooseWriter::at(self.repo.objects_dir(), gix::hash::Kind::Sha1),
+            hashed: Vec::new(),
         };
         if walk.dir(&mut Vec::new(), &root, false, 0)?.is_err() {
             return Ok(None);
@@ -113,6 +133,7 @@ impl Store {
         let Walk {
             mut out,
             mut objects,
+            hashed,
             ..
         } = walk;
         out.extend(
@@ -129,7 +150,8 @@ impl Store {
         // Every directory above a path that changed is written again; the index's cached
         // trees stand for the rest.
         let mut cached = parsed.cached.clone();
-        for path in changed_paths(&parsed.entries, &out) {
+        let changed = changed_paths(&parsed.entries, &out);
+        for path in changed.into_iter().chain(hashed.iter().map(Vec::as_slice)) {
             cached.remove(b"".as_slice());
             for (at, byte) in path.iter().enumerate() {
                 if *byte == b'/' {
@@ -176,12 +198,9 @@ impl Store {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-        let mut files: Vec<PathBuf> = vec![
-            PathBuf::from("/etc/gitattributes"),
-            PathBuf::from("/usr/local/etc/gitattributes"),
-            self.git_dir().join("info").join("attributes"),
-            self.common_dir().join("info").join("attributes"),
-        ];
+        let mut files: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
+        files.push(self.git_dir().join("info").join("attributes"));
+        files.push(self.common_dir().join("info").join("attributes"));
         if let Some(home) = config_home {
             files.push(home.join("git").join("ignore"));
             files.push(home.join("git").join("attributes"));
@@ -199,6 +218,16 @@ fn ignore_list(
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(None);
     };
+    // git opens an ignore file with a blocking `open`: a FIFO there would stop it for ever.
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device() {
+        return Err(StoreError::WouldHang(format!(
+            "{} is not a regular file (a FIFO, socket or device): git reads it as its ignore \
+             file and would wait on it for ever",
+            path.display()
+        )));
+    }
     if !meta.is_file() || meta.len() > MAX_IGNORE_BYTES {
         return Ok(None);
     }
@@ -289,6 +318,8 @@ struct Walk<'a> {
     index_time: Option<(i64, i64)>,
     store: &'a Store,
     objects: LooseWriter,
+    /// The paths read and hashed (not taken from the index).
+    hashed: Vec<Vec<u8>>,
 }
 
 impl Walk<'_> {
@@ -438,7 +469,10 @@ impl Walk<'_> {
             let racy = self.index_time.is_none_or(|(secs, nanos)| {
                 (i64::from(entry.stat[2]), i64::from(entry.stat[3])) >= (secs, nanos)
             });
-            if entry.stat == stat && entry.kind == file_kind && !racy {
+            // git writes a racily clean entry's size as 0 ("smudged"), to be read again.
+            let smudged =
+                entry.stat[9] == 0 && entry.id != ObjectId::empty_blob(gix::hash::Kind::Sha1);
+            if entry.stat == stat && entry.kind == file_kind && !racy && !smudged {
                 self.out.push(IndexEntry {
                     stat,
                     ..entry.clone()
@@ -473,6 +507,8 @@ impl Walk<'_> {
             stat,
             not_compared: false,
         });
+        // git writes every directory above a file it read again, whatever it found.
+        self.hashed.push(path.clone());
         Ok(Ok(()))
     }
 

@@ -408,3 +408,30 @@ fn claim_keys_and_workflow_names_git_reads_as_its_own_are_refused() {
         );
     }
 }
+
+/// A FIFO where git reads an ignore file (a `.gitignore` below the top, `info/exclude`):
+/// `git add` would wait on it for ever, and the step with it. A passing step is refused at
+/// once, naming it, and nothing is recorded.
+#[test]
+fn a_fifo_as_an_ignore_file_is_refused_not_waited_on() {
+    for at in ["sub/.gitignore", ".git/info/exclude"] {
+        let repo = TestRepo::at_green_step();
+        let path = repo.dir().join(at);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        let _ = std::fs::remove_file(&path);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let tip = repo.tip();
+        let out = refused_at_once(
+            &repo,
+            &["submit-work", "-s", "add", "--test-command", RED],
+            "is not a regular file (a FIFO, socket or device): git reads it as its ignore file \
+             and would wait on it for ever",
+        );
+        assert!(out.stderr.contains(at), "{at}: {}", out.stderr);
+        assert_eq!(repo.tip(), tip, "nothing recorded");
+    }
+}

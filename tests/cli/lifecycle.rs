@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{BIN, PLAN, RED, RED_SUB, REF, TestRepo, redact_ids};
+use crate::support::{BIN, PLAN, RED, RED_SUB, REF, Run, TestRepo, redact_ids};
 
 const RULES: &str =
     "Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
@@ -683,5 +683,23 @@ fn a_passing_step_and_its_checkpoint_leave_out_an_ignored_agent_file() {
             files.to_string()
         };
         assert_eq!(committed, expected, "attributes: {attributes}");
+    }
+}
+
+/// The caller's git told to read pathspecs otherwise (`GIT_NOGLOB_PATHSPECS`,
+/// `GIT_LITERAL_PATHSPECS`): the agents' files are still left out of a checkpoint.
+#[test]
+fn pathspec_settings_in_the_environment_do_not_let_an_agent_file_in() {
+    for var in ["GIT_NOGLOB_PATHSPECS", "GIT_LITERAL_PATHSPECS"] {
+        let repo = TestRepo::at_green_step();
+        repo.write(".mcp.json", "{\"mcpServers\": {}}\n");
+        repo.write(".gitattributes", "*.bin binary\n");
+        let run =
+            |args: &[&str]| Run::from(repo.command(BIN, args).env(var, "1").output().expect("run"));
+        run(&["submit-work", "-s", "add", "--test-command", RED]).expect(0);
+        run(&["checkpoint"]).expect(0);
+        let committed = repo.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+        assert!(!committed.contains(".mcp.json"), "{var}: {committed}");
+        assert!(committed.contains("add.sh"), "{var}: {committed}");
     }
 }

@@ -285,7 +285,13 @@ impl Git {
             // place of the ones the workflow names (docs/integrity.md).
             .env("GIT_NO_REPLACE_OBJECTS", "1")
             // git runs the helpers of its exec path; the caller's is not ours to follow.
-            .env_remove("GIT_EXEC_PATH");
+            .env_remove("GIT_EXEC_PATH")
+            // Our pathspecs mean what they say (`excluding`'s classes included), whatever
+            // the caller's git reads pathspecs as.
+            .env_remove("GIT_NOGLOB_PATHSPECS")
+            .env_remove("GIT_GLOB_PATHSPECS")
+            .env_remove("GIT_LITERAL_PATHSPECS")
+            .env_remove("GIT_ICASE_PATHSPECS");
         // Nor is a library or a shell start-up file the caller slipped in for git, its hooks
         // and filters to load.
         for var in super::env::injecting_vars() {

@@ -3,7 +3,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::*;
-use crate::test_git::{git, repo_with_a_commit};
+use crate::test_git::{git, put, repo_with_a_commit};
 
 /// The tree git itself writes for the repository's index (which it then updates).
 fn git_tree(dir: &Path) -> String {
@@ -16,39 +16,6 @@ fn ours(dir: &Path) -> Option<String> {
         .tree_of_index(&dir.join(".git/index"))
         .expect("no error")
         .map(|id| id.to_string())
-}
-
-/// A file of `kind` at `path` under `dir` (0: plain, 1: executable, 2: a link).
-fn put(dir: &Path, path: &str, kind: u8, content: &str) {
-    use std::os::unix::fs::PermissionsExt as _;
-    let file = dir.join(path);
-    // What stands in the way goes: a file where a directory on the path is, a directory
-    // where the file is.
-    let mut prefix = dir.to_path_buf();
-    for part in Path::new(path)
-        .parent()
-        .into_iter()
-        .flat_map(|p| p.components())
-    {
-        prefix.push(part);
-        if std::fs::symlink_metadata(&prefix).is_ok_and(|m| !m.is_dir()) {
-            std::fs::remove_file(&prefix).expect("remove a file in the way");
-        }
-    }
-    if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir_all(&file).expect("remove a directory in the way");
-    }
-    std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
-    let _ = std::fs::remove_file(&file);
-    match kind {
-        // A link to nothing cannot be made: its target is named at least.
-        2 => std::os::unix::fs::symlink(format!("to-{content}"), &file).expect("link"),
-        _ => {
-            std::fs::write(&file, content).expect("write");
-            let mode = if kind == 1 { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).expect("chmod");
-        }
-    }
 }
 
 /// Names that sort around `/` and each other as git's trees and index order them.

@@ -3,7 +3,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::*;
-use crate::test_git::{git, repo_with_a_commit};
+use crate::test_git::{git, put, repo_with_a_commit};
 
 /// What git itself makes of the working tree: the product's own fallback, `git add --all`
 /// (the paths `left_out` excluded) into a scratch copy of the index, then `write-tree`.
@@ -23,37 +23,6 @@ fn ours(dir: &Path, left_out: &[&str]) -> Option<String> {
         .worktree_tree(&left_out)
         .expect("no error")
         .map(|id| id.to_string())
-}
-
-/// A file of `kind` at `path` under `dir` (0: plain, 1: executable, 2: a link), whatever
-/// stood in its way removed.
-fn put(dir: &Path, path: &str, kind: u8, content: &str) {
-    use std::os::unix::fs::PermissionsExt as _;
-    let file = dir.join(path);
-    let mut prefix = dir.to_path_buf();
-    for part in Path::new(path)
-        .parent()
-        .into_iter()
-        .flat_map(|p| p.components())
-    {
-        prefix.push(part);
-        if std::fs::symlink_metadata(&prefix).is_ok_and(|m| !m.is_dir()) {
-            std::fs::remove_file(&prefix).expect("remove a file in the way");
-        }
-    }
-    if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir_all(&file).expect("remove a directory in the way");
-    }
-    std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
-    let _ = std::fs::remove_file(&file);
-    match kind {
-        2 => std::os::unix::fs::symlink(format!("to-{content}"), &file).expect("link"),
-        _ => {
-            std::fs::write(&file, content).expect("write");
-            let mode = if kind == 1 { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).expect("chmod");
-        }
-    }
 }
 
 /// The same tree from both, and an answer from ours (the repository is a plain one).
@@ -279,6 +248,26 @@ fn what_git_reads_otherwise_is_left_to_it() {
     );
     case(&|d| put(d, ".gitmodules", 0, ""), "submodules");
     case(
+        &|d| git(d, &["config", "attr.tree", "HEAD"]).truncate(0),
+        "attributes from a tree",
+    );
+    case(
+        &|d| git(d, &["config", "core.trustctime", "false"]).truncate(0),
+        "ctime not trusted",
+    );
+    case(
+        &|d| git(d, &["config", "core.checkStat", "minimal"]).truncate(0),
+        "fewer stat fields",
+    );
+    case(
+        &|d| {
+            put(d, ".gitattributes", 0, "*.txt text\n");
+            git(d, &["add", ".gitattributes"]);
+            std::fs::remove_file(d.join(".gitattributes")).expect("rm");
+        },
+        "attributes the index holds, gone from the working tree",
+    );
+    case(
         &|d| {
             std::os::unix::fs::symlink("elsewhere", d.join(".gitignore")).expect("link");
         },
@@ -437,4 +426,49 @@ fn a_linked_worktree_makes_gits_tree_with_the_shared_excludes() {
     assert_eq!(ours, Some(theirs.clone()));
     let listed = git(&wt, &["ls-tree", "--name-only", &theirs]);
     assert_eq!(listed, "f\ng");
+}
+
+/// An entry git "smudged" (its size written as 0 because the file changed in the instant the
+/// index was written) is read again, though every stat field matches an empty file.
+#[test]
+fn a_smudged_entry_is_read_again() {
+    let (temp, _) = repo_with_a_commit();
+    let dir = temp.path();
+    put(dir, "f", 0, "");
+    git(dir, &["add", "f"]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The entry names another blob, its size 0, the rest of its stat data the file's.
+    let other = git(dir, &["hash-object", "-w", "--stdin"]);
+    let abc = {
+        let out = std::process::Command::new("git")
+            .args(["hash-object", "-w", "--stdin"])
+            .current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write as _;
+                child.stdin.take().expect("stdin").write_all(b"abc\n")?;
+                child.wait_with_output()
+            })
+            .expect("hash-object");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        other, "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",
+        "the empty blob"
+    );
+    let path = dir.join(".git/index");
+    let mut index = std::fs::read(&path).expect("the index");
+    // One entry: 12 bytes of header, then 40 of stat data, then its id.
+    assert_eq!(&index[12 + 62..12 + 64], b"f\0");
+    let id = ObjectId::from_hex(abc.as_bytes()).expect("an id");
+    index[12 + 40..12 + 60].copy_from_slice(id.as_bytes());
+    std::fs::write(&path, &index).expect("write the index");
+    let tree = ours(dir, &[]).expect("an answer");
+    let listed = git(dir, &["ls-tree", &tree]);
+    assert_eq!(
+        listed,
+        "100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\tf"
+    );
 }
