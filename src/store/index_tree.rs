@@ -66,20 +66,24 @@ impl Store {
 /// The file at `path` whole, where it is a regular file (a link not followed, a FIFO not
 /// waited on) of at most [`MAX_INDEX_BYTES`].
 pub(super) fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    read_regular_within(path, MAX_INDEX_BYTES)
+}
+
+/// The file at `path` whole, where it is a regular file (a link not followed, a FIFO not
+/// waited on) of at most `cap` bytes.
+pub(super) fn read_regular_within(path: &Path, cap: u64) -> Option<Vec<u8>> {
     use rustix::fs::{Mode, OFlags};
     use std::io::Read as _;
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
     let file = std::fs::File::from(fd);
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_INDEX_BYTES {
+    if !meta.is_file() || meta.len() > cap {
         return None;
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
-    file.take(MAX_INDEX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    (bytes.len() as u64 <= MAX_INDEX_BYTES).then_some(bytes)
+    file.take(cap + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= cap).then_some(bytes)
 }
 
 /// Reads big-endian numbers and byte runs off the front of a slice; `None` past its end.

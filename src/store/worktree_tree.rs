@@ -15,7 +15,9 @@ use gix::bstr::ByteSlice as _;
 use gix::objs::tree::EntryKind;
 use gix_ignore::search::Ignore;
 
-use super::index_tree::{IndexEntry, Parsed, build, parse, plain_path, read_regular};
+use super::index_tree::{
+    IndexEntry, Parsed, build, parse, plain_path, read_regular, read_regular_within,
+};
 use super::loose::LooseWriter;
 use super::{Store, StoreError, git_err};
 
@@ -490,7 +492,7 @@ impl Walk<'_> {
             if meta.len() > MAX_FILE_BYTES {
                 return Ok(Err(LeftToGit));
             }
-            match read_file(abs) {
+            match read_regular_within(abs, MAX_FILE_BYTES) {
                 Some(bytes) => bytes,
                 None => return Ok(Err(LeftToGit)),
             }
@@ -545,23 +547,6 @@ impl Walk<'_> {
         }
         false
     }
-}
-
-/// The regular file at `path` whole (a link not followed, a FIFO not waited on), at most
-/// [`MAX_FILE_BYTES`].
-fn read_file(path: &Path) -> Option<Vec<u8>> {
-    use rustix::fs::{Mode, OFlags};
-    use std::io::Read as _;
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
-    let file = std::fs::File::from(fd);
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-        return None;
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() as u64 <= MAX_FILE_BYTES).then_some(bytes)
 }
 
 #[cfg(test)]
