@@ -159,20 +159,20 @@ impl Session {
     /// the index, and the tree is written from that copy in-process where the store reads
     /// its form, else by git (src/store/index_tree.rs).
     pub fn worktree_tree(&self) -> Result<String, EngineError> {
-        // An error here is git's to meet and say again, in its own words.
+        // A file git would wait on for ever is refused on either road: git would never return.
+        let would_hang = |e: StoreError| EngineError::BadInput {
+            message: format!("the working tree's tree cannot be taken: {e}"),
+            hint: "remove it, or make it a regular file".into(),
+        };
         if self.git.is_callers() {
             match self.store.worktree_tree(self.git.left_out()) {
                 Ok(Some(tree)) => return Ok(tree.to_string()),
-                // git itself would never return.
-                Err(e @ StoreError::WouldHang(_)) => {
-                    return Err(EngineError::BadInput {
-                        message: format!("the working tree's tree cannot be taken: {e}"),
-                        hint: "remove it, or make it a regular file".into(),
-                    });
-                }
+                Err(e @ StoreError::WouldHang(_)) => return Err(would_hang(e)),
+                // Any other error is git's to meet and say again, in its own words.
                 _ => {}
             }
         }
+        self.store.refuse_waiting_reads().map_err(would_hang)?;
         let scratch = self.git.index_with_all(&self.store.index_path())?;
         // An error here is git's to meet and say again, in its own words.
         if let Ok(Some(tree)) = self.store.tree_of_index(&scratch) {

@@ -170,6 +170,68 @@ impl Store {
         build(&fresh, &mut write, &has_object)
     }
 
+    /// Refuses, before git reads them, the ignore and attributes files `git add --all` would
+    /// open and wait on for ever: a FIFO, socket or device as a `.gitignore` or
+    /// `.gitattributes` in a directory git walks, or as `info/exclude`, `info/attributes`,
+    /// `core.excludesFile`, `core.attributesFile`, the global ones or the system's. What
+    /// [`Store::worktree_tree`] refuses on its own road, for git's road: it walks the
+    /// directories git would (ignored ones only where the index has files in them; nested
+    /// repositories not), reading no file but the `.gitignore`s. A name beyond
+    /// `MAX_DEPTH` directories is checked without its ignore files: a refusal there may be
+    /// one git would not have needed, never a wait.
+    pub fn refuse_waiting_reads(&self) -> Result<(), StoreError> {
+        let mut outside: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
+        for dir in [self.git_dir(), self.common_dir()] {
+            outside.push(dir.join("info").join("exclude"));
+            outside.push(dir.join("info").join("attributes"));
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let config_home = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        if let Some(config_home) = &config_home {
+            outside.push(config_home.join("git").join("ignore"));
+            outside.push(config_home.join("git").join("attributes"));
+        }
+        for key in ["core.excludesFile", "core.attributesFile"] {
+            let Some(value) = self.repo.config_string(key) else {
+                continue;
+            };
+            let Ok(value) = gix::path::from_bstring(value) else {
+                continue;
+            };
+            // git runs at the top of the working tree: a relative path is from there.
+            match (value.strip_prefix("~"), &home, self.repo.workdir()) {
+                (Ok(rest), Some(home), _) => outside.push(home.join(rest)),
+                (_, _, Some(top)) => outside.push(top.join(value)),
+                _ => outside.push(value),
+            }
+        }
+        for path in &outside {
+            // git follows a link here.
+            if let Ok(meta) = std::fs::metadata(path) {
+                refuse_waiting(path, &meta)?;
+            }
+        }
+        let Some(root) = self.repo.workdir().map(Path::to_path_buf) else {
+            return Ok(());
+        };
+        let tracked = read_regular(&self.repo.index_path())
+            .and_then(|bytes| parse(&bytes, self.repo.object_hash().len_in_bytes()))
+            .unwrap_or_default();
+        let mut probe = Probe {
+            root: &root,
+            tracked: &tracked.entries,
+            ignores: Vec::new(),
+        };
+        let exclude = self.common_dir().join("info").join("exclude");
+        if let Ok(Some(list)) = ignore_list(&exclude, None) {
+            probe.ignores.push(list);
+        }
+        probe.dir(&mut Vec::new(), &root, false, 0)
+    }
+
     /// No setting, variable or global file that makes `git add` see or hash files otherwise
     /// than [`Store::worktree_tree`] does.
     fn plain_settings(&self) -> bool {
@@ -220,16 +282,7 @@ fn ignore_list(
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(None);
     };
-    // git opens an ignore file with a blocking `open`: a FIFO there would stop it for ever.
-    use std::os::unix::fs::FileTypeExt as _;
-    let kind = meta.file_type();
-    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device() {
-        return Err(StoreError::WouldHang(format!(
-            "{} is not a regular file (a FIFO, socket or device): git reads it as its ignore \
-             file and would wait on it for ever",
-            path.display()
-        )));
-    }
+    refuse_waiting(path, &meta)?;
     if !meta.is_file() || meta.len() > MAX_IGNORE_BYTES {
         return Ok(None);
     }
@@ -243,6 +296,162 @@ fn ignore_list(
         Ignore::default(),
     )
     .ok())
+}
+
+/// A FIFO, socket or device at `path`, which git would read as an ignore or attributes
+/// file: git opens it with a blocking `open` and would wait on it for ever.
+fn refuse_waiting(path: &Path, meta: &std::fs::Metadata) -> Result<(), StoreError> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device() {
+        return Err(StoreError::WouldHang(format!(
+            "{} is not a regular file (a FIFO, socket or device): git reads it as an ignore or \
+             attributes file and would wait on it for ever",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Whether the ignore lists `ignores` (the most specific last) exclude `path`: the most
+/// specific list with a matching pattern decides, by its last one (dir.c's
+/// `last_matching_pattern_from_lists`).
+fn excluded_by(
+    ignores: &[gix_glob::search::pattern::List<Ignore>],
+    path: &[u8],
+    is_dir: bool,
+) -> bool {
+    let basename = path.rfind_byte(b'/').map(|at| at + 1);
+    for list in ignores.iter().rev() {
+        if let Some(found) = gix_ignore::search::pattern_matching_relative_path(
+            list,
+            path.as_bstr(),
+            basename,
+            Some(is_dir),
+            gix_glob::pattern::Case::Sensitive,
+        ) {
+            return !found.pattern.is_negative();
+        }
+    }
+    false
+}
+
+/// The walk of [`Store::refuse_waiting_reads`]: the directories `git add --all` reads.
+struct Probe<'a> {
+    root: &'a Path,
+    /// The index's entries, sorted by path.
+    tracked: &'a [IndexEntry],
+    /// The ignore lists in force, the most specific last.
+    ignores: Vec<gix_glob::search::pattern::List<Ignore>>,
+}
+
+impl Probe<'_> {
+    /// Checks the directory `dir` (relative: `""` or `a/b/`, at `abs`), every untracked
+    /// path under it ignored when `ignored`.
+    fn dir(
+        &mut self,
+        dir: &mut Vec<u8>,
+        abs: &Path,
+        ignored: bool,
+        depth: usize,
+    ) -> Result<(), StoreError> {
+        use std::os::unix::ffi::OsStrExt as _;
+        if depth > MAX_DEPTH {
+            return refuse_waiting_below(abs);
+        }
+        let Ok(read) = std::fs::read_dir(abs) else {
+            return Ok(());
+        };
+        let names: Vec<_> = read
+            .filter_map(Result::ok)
+            .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
+            .collect();
+        // git reads no ignore file in a directory it ignores (it adds the files the index
+        // has there from the index); the attributes of any file it adds.
+        let read = if ignored {
+            &[".gitattributes"][..]
+        } else {
+            &[".gitignore", ".gitattributes"][..]
+        };
+        for name in read {
+            if names.iter().any(|(n, _)| n.as_bytes() == name.as_bytes()) {
+                let path = abs.join(name);
+                if let Ok(meta) = std::fs::symlink_metadata(&path) {
+                    refuse_waiting(&path, &meta)?;
+                }
+            }
+        }
+        let mut pushed = false;
+        if !ignored
+            && names.iter().any(|(n, _)| n.as_bytes() == b".gitignore")
+            && let Ok(Some(list)) = ignore_list(&abs.join(".gitignore"), Some(self.root))
+        {
+            self.ignores.push(list);
+            pushed = true;
+        }
+        let mut walked = Ok(());
+        for (name, kind) in &names {
+            let name = name.as_bytes();
+            if !kind.is_dir() || (dir.is_empty() && name == b".git") {
+                continue;
+            }
+            let sub = abs.join(std::ffi::OsStr::from_bytes(name));
+            // A nested repository: git records it, or skips it, without reading inside.
+            if !super::refs::absent(&sub.join(".git")) {
+                continue;
+            }
+            let len = dir.len();
+            dir.extend_from_slice(name);
+            dir.push(b'/');
+            let tracked_below = {
+                let at = self
+                    .tracked
+                    .partition_point(|e| e.path.as_slice() < dir.as_slice());
+                self.tracked
+                    .get(at)
+                    .is_some_and(|e| e.path.starts_with(dir))
+            };
+            let excluded = ignored || excluded_by(&self.ignores, &dir[..dir.len() - 1], true);
+            if !excluded || tracked_below {
+                walked = self.dir(dir, &sub, excluded, depth + 1);
+            }
+            dir.truncate(len);
+            if walked.is_err() {
+                break;
+            }
+        }
+        if pushed {
+            self.ignores.pop();
+        }
+        walked
+    }
+}
+
+/// Every `.gitignore` and `.gitattributes` below `top`, checked without ignore files: a
+/// walk with its own stack, however deep.
+fn refuse_waiting_below(top: &Path) -> Result<(), StoreError> {
+    let mut stack = vec![top.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in read.filter_map(Result::ok) {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            if kind.is_dir() {
+                if name != ".git" {
+                    stack.push(entry.path());
+                }
+            } else if (name == ".gitignore" || name == ".gitattributes")
+                && let Ok(meta) = std::fs::symlink_metadata(entry.path())
+            {
+                refuse_waiting(&entry.path(), &meta)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `path` is one of the paths left out, or below one.
@@ -533,19 +742,7 @@ impl Walk<'_> {
     /// Whether the ignore lists in force exclude `path`: the most specific list with a
     /// matching pattern decides, by its last one (dir.c's `last_matching_pattern_from_lists`).
     fn excluded(&self, path: &[u8], is_dir: bool) -> bool {
-        let basename = path.rfind_byte(b'/').map(|at| at + 1);
-        for list in self.ignores.iter().rev() {
-            if let Some(found) = gix_ignore::search::pattern_matching_relative_path(
-                list,
-                path.as_bstr(),
-                basename,
-                Some(is_dir),
-                gix_glob::pattern::Case::Sensitive,
-            ) {
-                return !found.pattern.is_negative();
-            }
-        }
-        false
+        excluded_by(&self.ignores, path, is_dir)
     }
 }
 

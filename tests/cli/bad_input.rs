@@ -409,14 +409,42 @@ fn claim_keys_and_workflow_names_git_reads_as_its_own_are_refused() {
     }
 }
 
-/// A FIFO where git reads an ignore file (a `.gitignore` below the top, `info/exclude`):
-/// `git add` would wait on it for ever, and the step with it. A passing step is refused at
-/// once, naming it, and nothing is recorded.
+/// A FIFO where git reads an ignore or attributes file: `git add` would wait on it for
+/// ever, and the step with it. On either road to the working tree's tree (in-process, or
+/// `git add` where a `.gitattributes` or a setting leaves it to git), a passing step is
+/// refused at once, naming it, and nothing is recorded. One git does not read (a
+/// `.gitignore` in an ignored directory) does not stop the step.
 #[test]
-fn a_fifo_as_an_ignore_file_is_refused_not_waited_on() {
-    for at in ["sub/.gitignore", ".git/info/exclude"] {
+fn a_fifo_as_an_ignore_or_attributes_file_is_refused_not_waited_on() {
+    let deep = format!("{}.gitignore", "d/".repeat(300));
+    let cases: &[(&str, bool, &str)] = &[
+        // (the FIFO, a `.gitattributes` leaves the tree to git, what it names)
+        ("sub/.gitignore", false, "sub/.gitignore"),
+        (".git/info/exclude", false, ".git/info/exclude"),
+        ("sub/.gitignore", true, "sub/.gitignore"),
+        (".git/info/exclude", true, ".git/info/exclude"),
+        ("sub/.gitattributes", true, "sub/.gitattributes"),
+        (".gitattributes", false, ".gitattributes"),
+        (".git/info/attributes", false, ".git/info/attributes"),
+        (&deep, true, "d/d/d/"),
+        ("outside-exclude", false, "outside-exclude"),
+    ];
+    for (at, attributes, names) in cases {
         let repo = TestRepo::at_green_step();
-        let path = repo.dir().join(at);
+        if *attributes {
+            std::fs::write(repo.dir().join(".gitattributes"), "*.md text\n").expect("write");
+        }
+        let path = if *at == "outside-exclude" {
+            let outside = repo.dir().join(".git").join("outside-exclude");
+            repo.git(&[
+                "config",
+                "core.excludesFile",
+                &outside.display().to_string(),
+            ]);
+            outside
+        } else {
+            repo.dir().join(at)
+        };
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
         let _ = std::fs::remove_file(&path);
         let made = std::process::Command::new("mkfifo")
@@ -428,10 +456,27 @@ fn a_fifo_as_an_ignore_file_is_refused_not_waited_on() {
         let out = refused_at_once(
             &repo,
             &["submit-work", "-s", "add", "--test-command", RED],
-            "is not a regular file (a FIFO, socket or device): git reads it as its ignore file \
-             and would wait on it for ever",
+            "is not a regular file (a FIFO, socket or device): git reads it as an ignore or \
+             attributes file and would wait on it for ever",
         );
-        assert!(out.stderr.contains(at), "{at}: {}", out.stderr);
-        assert_eq!(repo.tip(), tip, "nothing recorded");
+        assert!(out.stderr.contains(names), "{at}: {}", out.stderr);
+        assert_eq!(repo.tip(), tip, "{at}: nothing recorded");
     }
+    // git walks no ignored directory the index has nothing in, and reads no ignore file in
+    // one it has: neither FIFO stops the step, on git's road.
+    let repo = TestRepo::at_green_step();
+    std::fs::write(repo.dir().join(".gitattributes"), "*.md text\n").expect("write");
+    std::fs::write(repo.dir().join(".gitignore"), "build/\n").expect("write");
+    std::fs::create_dir_all(repo.dir().join("build")).expect("mkdir");
+    let made = std::process::Command::new("mkfifo")
+        .arg(repo.dir().join("build/.gitignore"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let tip = repo.tip();
+    let start = Instant::now();
+    let out = repo.human(&["submit-work", "-s", "add", "--test-command", RED]);
+    assert!(start.elapsed() < Duration::from_secs(60), "the step hung");
+    out.expect(0);
+    assert_ne!(repo.tip(), tip, "the step was recorded");
 }
