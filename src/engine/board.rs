@@ -241,7 +241,16 @@ pub fn board_with(
             .iter()
             .map(|c| {
                 let at = git.at(&c.path);
-                scope.spawn(move || at.uncommitted_entries())
+                // git would wait for ever there: the board says so for that worktree.
+                let waits = session.refuse_waiting_reads(Some(&c.path)).err();
+                scope.spawn(move || match waits {
+                    Some(e) => Err(GitError {
+                        command: "git status".into(),
+                        status: None,
+                        stderr: e.to_string(),
+                    }),
+                    None => at.uncommitted_entries(),
+                })
             })
             .collect();
         let remote = board_remote(session, remote, &mut warnings)?;

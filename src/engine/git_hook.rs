@@ -85,6 +85,7 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
     // The commit is what the index holds (git points GIT_INDEX_FILE at it, also for `commit
     // -a`); preflight runs on the working tree, so the two must be the same.
     let git = &session.git;
+    session.refuse_waiting_reads(None)?;
     let unstaged = git.unstaged_files()?;
     if !unstaged.is_empty() {
         return Ok(Outcome::Unstaged(unstaged));

@@ -180,6 +180,31 @@ impl Store {
     /// `MAX_DEPTH` directories is checked without its ignore files: a refusal there may be
     /// one git would not have needed, never a wait.
     pub fn refuse_waiting_reads(&self) -> Result<(), StoreError> {
+        match self.repo.workdir() {
+            Some(top) => self.refuse_waiting_reads_in(top, &self.repo.index_path()),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Store::refuse_waiting_reads`] for the working tree at `top`, another worktree of
+    /// this repository (`git status` in it, as `board` and `worktree list` run).
+    pub fn refuse_waiting_reads_at(&self, top: &Path) -> Result<(), StoreError> {
+        // Its index is in its own git directory, which its `.git` file names.
+        let dot_git = top.join(".git");
+        let index = match std::fs::symlink_metadata(&dot_git) {
+            Ok(meta) if meta.is_file() => read_regular_within(&dot_git, 64 << 10)
+                .and_then(|bytes| {
+                    let line = bytes.strip_prefix(b"gitdir: ")?.trim_ascii_end().to_vec();
+                    let dir = gix::path::from_bstring(gix::bstr::BString::from(line)).ok()?;
+                    Some(top.join(dir).join("index"))
+                })
+                .unwrap_or_else(|| dot_git.join("index")),
+            _ => dot_git.join("index"),
+        };
+        self.refuse_waiting_reads_in(top, &index)
+    }
+
+    fn refuse_waiting_reads_in(&self, root: &Path, index: &Path) -> Result<(), StoreError> {
         let mut outside: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
         for dir in [self.git_dir(), self.common_dir()] {
             outside.push(dir.join("info").join("exclude"));
@@ -214,14 +239,11 @@ impl Store {
                 refuse_waiting(path, &meta)?;
             }
         }
-        let Some(root) = self.repo.workdir().map(Path::to_path_buf) else {
-            return Ok(());
-        };
-        let tracked = read_regular(&self.repo.index_path())
+        let tracked = read_regular(index)
             .and_then(|bytes| parse(&bytes, self.repo.object_hash().len_in_bytes()))
             .unwrap_or_default();
         let mut probe = Probe {
-            root: &root,
+            root,
             tracked: &tracked.entries,
             ignores: Vec::new(),
         };
@@ -229,7 +251,7 @@ impl Store {
         if let Ok(Some(list)) = ignore_list(&exclude, None) {
             probe.ignores.push(list);
         }
-        probe.dir(&mut Vec::new(), &root, false, 0)
+        probe.dir(&mut Vec::new(), root, false, 0)
     }
 
     /// No setting, variable or global file that makes `git add` see or hash files otherwise

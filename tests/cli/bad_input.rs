@@ -409,6 +409,38 @@ fn claim_keys_and_workflow_names_git_reads_as_its_own_are_refused() {
     }
 }
 
+/// A FIFO as a `.gitignore`: `git status`, which `board` runs in each worktree and
+/// `worktree list` in every one, would wait on it for ever. The board says so for that
+/// worktree and shows the rest; `worktree list` refuses at once, naming it.
+#[test]
+fn a_fifo_where_git_status_reads_is_named_not_waited_on() {
+    let repo = TestRepo::at_green_step();
+    std::fs::create_dir_all(repo.dir().join("sub")).expect("mkdir");
+    let made = std::process::Command::new("mkfifo")
+        .arg(repo.dir().join("sub/.gitignore"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let says = "sub/.gitignore is not a regular file (a FIFO, socket or device): git reads it \
+                as an ignore or attributes file and would wait on it for ever";
+    let start = Instant::now();
+    let board = repo.run(&["board"]);
+    assert!(start.elapsed() < Duration::from_secs(60), "board hung");
+    board.expect(0);
+    assert!(
+        board.stdout.contains("main      EXECUTING_TDD"),
+        "{}",
+        board.stdout
+    );
+    assert!(
+        board.stdout.contains("cannot be looked at"),
+        "{}",
+        board.stdout
+    );
+    assert!(board.stdout.contains(says), "{}", board.stdout);
+    refused_at_once(&repo, &["worktree", "list"], says);
+}
+
 /// A FIFO where git reads an ignore or attributes file: `git add` would wait on it for
 /// ever, and the step with it. On either road to the working tree's tree (in-process, or
 /// `git add` where a `.gitattributes` or a setting leaves it to git), a passing step is

@@ -90,6 +90,7 @@ pub fn make_mark_done(
         .tracked_changes()?
         .lines()
         .any(|l| l.get(3..).is_some_and(|f| !left_out.iter().any(|o| o == f)));
+    session.refuse_waiting_reads(None)?;
     if git.unstaged_files()?.iter().any(|f| f == path) || changed {
         return Err(super::wrong_state(
             snap.state.status(),

@@ -73,7 +73,10 @@ pub(super) fn gates_here(
                     session.git.changed_files(tree, &after)?
                 }
             }
-            Recheck::Unstaged => session.git.unstaged_files()?,
+            Recheck::Unstaged => {
+                session.refuse_waiting_reads(None)?;
+                session.git.unstaged_files()?
+            }
         },
         _ => Vec::new(),
     };

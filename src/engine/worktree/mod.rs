@@ -135,7 +135,10 @@ fn gather(session: &Session) -> Result<Vec<Gathered>, EngineError> {
                 half_made,
                 primary: i == 0,
                 current: canonical(&listed.path) == here,
-                uncommitted: at.uncommitted_files()?,
+                uncommitted: {
+                    session.refuse_waiting_reads(Some(&listed.path))?;
+                    at.uncommitted_files()?
+                },
                 path: listed.path,
                 branch: listed.branch,
                 head: listed.head,
