@@ -137,6 +137,7 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 pub fn forward_stop_signals() -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    super::group::ended_elsewhere();
     std::thread::spawn(move || {
         let Some(number) = signals.forever().next() else {
             return;

@@ -142,6 +142,7 @@ fn run(
     // EOF when the group is gone.
     drop((out_writer, err_writer));
     let pgid = child.id();
+    let _watched = super::group::watch(pgid);
     let registration = super::cancel::register(pgid, command);
     if let (Some(input), Some(mut pipe)) = (options.stdin, child.stdin.take()) {
         let input = input.to_vec();

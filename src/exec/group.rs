@@ -1,5 +1,8 @@
-//! Ending a command's whole process group: what a timeout, a cancel and the end of a run all
-//! do, so that nothing a command started outlives it.
+//! Ending a command's whole process group: what a timeout, a cancel, the end of a run and a
+//! signal that ends this process all do, so that nothing a command started outlives it.
+
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// Sends SIGKILL to process group `pgid`.
 pub(super) fn kill_group(pgid: u32) {
@@ -10,4 +13,77 @@ pub(super) fn kill_group(pgid: u32) {
         // ESRCH (nothing left in the group) is the normal case after a clean exit.
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
+}
+
+/// How many commands' groups a signal can end at once: gates run a few at a time.
+const SLOTS: usize = 64;
+
+/// The process groups of the commands running now (0: a free slot), read by the signal
+/// thread.
+static RUNNING: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+
+/// Set where another part of this process ends it on those signals (`run`'s agent
+/// supervision, src/exec/agent.rs): the handler here then only ends the groups.
+static ENDED_ELSEWHERE: AtomicBool = AtomicBool::new(false);
+
+static INSTALLED: Once = Once::new();
+
+/// A command's process group, ended with this process when a SIGINT, SIGTERM or SIGHUP
+/// ends it, until dropped. The group is the command's own (it does not get the terminal's
+/// Ctrl-C), and a supervisor's `kill PID` reaches this process alone: without this, a test
+/// command killed with it ran on, orphaned, however long it looped.
+pub(super) struct Watched(Option<usize>);
+
+/// Watches `pgid` until the returned guard drops.
+pub(super) fn watch(pgid: u32) -> Watched {
+    INSTALLED.call_once(install);
+    let Ok(pgid) = i32::try_from(pgid) else {
+        return Watched(None);
+    };
+    let slot = RUNNING.iter().position(|slot| {
+        slot.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    });
+    Watched(slot)
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.and_then(|at| RUNNING.get(at)) {
+            slot.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+/// This process ends on those signals elsewhere: the handler only ends the groups.
+pub(crate) fn ended_elsewhere() {
+    ENDED_ELSEWHERE.store(true, Ordering::SeqCst);
+}
+
+/// A thread that hears those signals (started with the first command): it ends every
+/// group running, then this process as the signal would have.
+fn install() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            let Some(number) = signals.forever().next() else {
+                return;
+            };
+            for slot in &RUNNING {
+                if let Ok(pgid) = u32::try_from(slot.load(Ordering::SeqCst))
+                    && pgid != 0
+                {
+                    kill_group(pgid);
+                }
+            }
+            if !ENDED_ELSEWHERE.load(Ordering::SeqCst) {
+                let _ = signal_hook::low_level::emulate_default_handler(number);
+                // Not reached for these signals, whose default is to end.
+                std::process::exit(128 + number);
+            }
+        });
 }

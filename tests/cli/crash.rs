@@ -510,3 +510,63 @@ fn kills_at_random_moments_of_a_write_leave_a_history_that_audits_clean() {
     );
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
+
+/// `git orchestrate submit-work` ended by SIGTERM, SIGINT or SIGHUP (a supervisor's `kill
+/// PID`, a client's tool timeout) while its test runs: the test, in a process group of its
+/// own, ends with it, and nothing is recorded. It ran on, orphaned, however long it looped.
+#[test]
+fn a_command_ended_by_a_signal_ends_its_running_test_too() {
+    for signal in ["TERM", "INT", "HUP"] {
+        let repo = TestRepo::at_green_step();
+        let tip = repo.tip();
+        let pid_file = repo.dir().join(".git/test-pid");
+        let test = format!(
+            "echo $$ > {}; while :; do sleep 1; done",
+            pid_file.display()
+        );
+        let mut child = repo
+            .command(
+                BIN,
+                ["submit-work", "-s", "s", "--test-command", test.as_str()],
+            )
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start submit-work");
+        let started = std::time::Instant::now();
+        let test_pid = loop {
+            if let Ok(text) = std::fs::read_to_string(&pid_file)
+                && let Ok(pid) = text.trim().parse::<i32>()
+            {
+                break pid;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "the test never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let status = child.wait().expect("submit-work ends");
+        assert!(!status.success(), "{signal}: {status:?}");
+        // Not a timing assertion of speed: a test left running never ends at all.
+        let alive = |pid: i32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while alive(test_pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let left = alive(test_pid);
+        if left {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &format!("-{test_pid}")])
+                .status();
+        }
+        assert!(!left, "{signal}: the test {test_pid} runs on");
+        assert_eq!(repo.tip(), tip, "{signal}: nothing recorded");
+    }
+}
