@@ -323,7 +323,7 @@ pub fn record_binary(git: &Git) -> Result<(), InstallError> {
 /// The binary `hooks install` recorded, when it did.
 pub fn recorded_binary(git: &Git) -> Option<PathBuf> {
     let path = git.common_dir().ok()?.join(super::BINARY_RECORD);
-    std::fs::read_to_string(path)
+    crate::store::regular::read_to_string(&path)
         .ok()
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
@@ -337,7 +337,7 @@ fn block_text(name: &str, path: &Path) -> Option<String> {
     if !regular || !is_executable(path) {
         return None;
     }
-    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+    let text = String::from_utf8(crate::store::regular::read(path).ok()?).ok()?;
     if !is_shell_script(&text) {
         return None;
     }

@@ -66,6 +66,7 @@ impl Store {
             }
             None => {
                 let mut time_buf = gix::date::parse::TimeBuf::default();
+                self.refuse_waiting_ref(&name.as_bstr().to_str_lossy())?;
                 match self
                     .repo()?
                     .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
@@ -206,10 +207,7 @@ impl Store {
             line.extend_from_slice(message.as_bytes());
             line.push(b'\n');
         }
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&path)?
+        super::regular::open(&path, std::fs::OpenOptions::new().append(true).create(true))?
             .write_all(&line)
     }
 }

@@ -99,7 +99,7 @@ impl Store {
     }
 
     fn checkout(&self, path: PathBuf, git_dir: &Path, primary: bool, workflow: String) -> Checkout {
-        let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
+        let head = super::regular::read_to_string(&git_dir.join("HEAD")).unwrap_or_default();
         let head = head.trim();
         let (branch, id) = match head.strip_prefix("ref: ") {
             Some(reference) => (
@@ -163,7 +163,7 @@ fn listed_head(listed: &[(PathBuf, Option<String>, Option<ObjectId>)], checkout:
 
 /// `orchestrate.workflow` as the config file at `path` sets it (its last value), when it does.
 fn read_config_value(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = super::regular::read_to_string(path).ok()?;
     let file: gix::config::File = text.parse().ok()?;
     file.string(WORKFLOW_CONFIG_KEY)
         .map(|v| v.to_str_lossy().into_owned())

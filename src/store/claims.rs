@@ -215,6 +215,7 @@ impl Store {
                 log: RefLog::AndReference,
             },
         };
+        self.refuse_waiting_ref(&full.as_bstr().to_str_lossy())?;
         let edit = RefEdit {
             change,
             name: full,

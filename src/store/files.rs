@@ -94,7 +94,7 @@ impl Store {
     /// When `get-task` last read `remote`'s main (seconds since the epoch), and what it found:
     /// `None` when it never did here, or the record cannot be read.
     pub fn last_remote_read(&self, remote: &str) -> Option<(i64, String)> {
-        let text = std::fs::read_to_string(self.remote_read_file(remote)).ok()?;
+        let text = super::regular::read_to_string(&self.remote_read_file(remote)).ok()?;
         let (time, found) = text.trim_end().split_once(' ')?;
         Some((time.parse().ok()?, found.to_string()))
     }
@@ -126,7 +126,7 @@ impl Store {
     /// since: `(remote, from, to)`. A record cut short by a crash does not parse, which reads
     /// as none (the push it was written before had not started).
     pub fn plan_push(&self) -> Option<(String, gix::ObjectId, gix::ObjectId)> {
-        let text = std::fs::read_to_string(self.plan_push_file()).ok()?;
+        let text = super::regular::read_to_string(&self.plan_push_file()).ok()?;
         let line = text.strip_suffix('\n')?;
         let mut words = line.splitn(3, ' ');
         let from = gix::ObjectId::from_hex(words.next()?.as_bytes()).ok()?;

@@ -23,6 +23,7 @@ pub(super) const OBJECT_CACHE_BYTES: usize = 1 << 20;
 /// object stored under its id, whatever `refs/replace/` holds (docs/integrity.md, "Hermetic
 /// verification"), as every git command of ours runs with `GIT_NO_REPLACE_OBJECTS`.
 pub(super) fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> {
+    refuse_waiting_files(dir)?;
     const NO_REPLACE: &str = "core.useReplaceRefs=false";
     let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
     trust.full = trust.full.config_overrides([NO_REPLACE]);
@@ -204,13 +205,67 @@ fn configuration(git_dir: &Path) -> Option<gix::config::File> {
     Some(merged)
 }
 
+/// Refuses a FIFO, socket or device where gix (and git) open a file of the repository
+/// holding `dir` with a plain `open` as they open it: the user's and the system's
+/// configuration, and the git directory's `HEAD`, `config`, `config.worktree`,
+/// `commondir`, `packed-refs` and `objects/info/alternates` (the common directory's too).
+/// gix would wait on it for ever.
+fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
+    use super::regular::refuse_waiting;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut files: Vec<PathBuf> = vec![PathBuf::from("/etc/gitconfig")];
+    files.extend(home.map(|h| h.join(".gitconfig")));
+    files.extend(config_home.map(|c| c.join("git").join("config")));
+    for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
+        files.extend(std::env::var_os(var).map(PathBuf::from));
+    }
+    for file in &files {
+        refuse_waiting(file)?;
+    }
+    let git_dir = dir.ancestors().find_map(|candidate| {
+        let dot_git = candidate.join(".git");
+        let meta = std::fs::symlink_metadata(&dot_git).ok()?;
+        if meta.is_dir() {
+            return Some(dot_git);
+        }
+        let text = super::regular::read_to_string(&dot_git).ok()?;
+        let linked = text.strip_prefix("gitdir: ")?.trim_end();
+        Some(candidate.join(linked))
+    });
+    let Some(git_dir) = git_dir else {
+        return Ok(());
+    };
+    let mut dirs = vec![git_dir.clone()];
+    let commondir = git_dir.join("commondir");
+    refuse_waiting(&commondir)?;
+    if let Ok(text) = super::regular::read_to_string(&commondir) {
+        dirs.push(git_dir.join(text.trim_end()));
+    }
+    for dir in &dirs {
+        for file in [
+            "HEAD",
+            "config",
+            "config.worktree",
+            "packed-refs",
+            "objects/info/alternates",
+        ] {
+            refuse_waiting(&dir.join(file))?;
+        }
+    }
+    Ok(())
+}
+
 /// One configuration file as gix reads it, without following includes; an absent file is
 /// an empty one. `None` when it includes others or does not parse.
 fn read(source: gix::config::Source, path: &Path) -> Option<gix::config::File> {
     let meta = gix::config::file::Metadata::from(source)
         .at(path)
         .with(gix::sec::Trust::Full);
-    let bytes = match std::fs::read(path) {
+    let bytes = match super::regular::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(_) => return None,

@@ -281,7 +281,7 @@ impl LooseReader {
             }
         }
         let path = object_path(&self.dir, id);
-        let compressed = match std::fs::read(&path) {
+        let compressed = match super::regular::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),

@@ -28,6 +28,7 @@ mod notes;
 mod objects;
 mod progress;
 mod refs;
+pub(crate) mod regular;
 mod remote;
 mod runs;
 mod worktree_tree;

@@ -58,6 +58,7 @@ impl Store {
                 self.direct_ref(notes_ref)?
             }
             None => {
+                self.refuse_waiting_ref(notes_ref)?;
                 let Some(reference) = self
                     .repo()?
                     .try_find_reference(notes_ref)

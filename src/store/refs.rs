@@ -61,7 +61,8 @@ impl Store {
     pub(super) fn direct_ref(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
         match self.ref_commands()? {
             None => Ok(self
-                .repo()?
+                .refuse_waiting_ref(name)
+                .and_then(|()| self.repo())?
                 .try_find_reference(name)
                 .map_err(git_err)?
                 .and_then(|r| r.target().try_id().map(ToOwned::to_owned))),
@@ -81,7 +82,12 @@ impl Store {
         match self.ref_commands()? {
             None if let Some(id) = self.loose_commit_ref(name) => Ok(Some(id)),
             None if self.no_ref(name) => Ok(None),
-            None => match self.repo()?.try_find_reference(name).map_err(git_err)? {
+            None => match self
+                .refuse_waiting_ref(name)
+                .and_then(|()| self.repo())?
+                .try_find_reference(name)
+                .map_err(git_err)?
+            {
                 Some(mut r) => Ok(Some(r.peel_to_id().map_err(git_err)?.detach())),
                 None => Ok(None),
             },
@@ -140,6 +146,19 @@ impl Store {
             && self.loose_only()
             && gix::refs::FullName::try_from(name).is_ok()
             && absent(&self.repo.common_dir().join(name))
+    }
+
+    /// Refuses a FIFO, socket or device as the loose file of ref `name` (a full name) or as
+    /// its reflog, before gix opens either with a plain `open` and waits on it for ever.
+    pub(super) fn refuse_waiting_ref(&self, name: &str) -> Result<(), StoreError> {
+        if !self.repo.refs_are_files() {
+            return Ok(());
+        }
+        for dir in [self.repo.git_dir(), self.repo.common_dir()] {
+            super::regular::refuse_waiting(&dir.join(name))?;
+            super::regular::refuse_waiting(&dir.join("logs").join(name))?;
+        }
+        Ok(())
     }
 
     /// True where every ref is a loose file of its own, read where gix would read it: a

@@ -204,6 +204,7 @@ impl Store {
         if let Some(id) = self.loose_ref(self.ref_name.as_bstr().to_str().unwrap_or_default()) {
             return Ok(Some(id));
         }
+        self.refuse_waiting_ref(&self.ref_name())?;
         let reference = self
             .repo()?
             .try_find_reference(&self.ref_name)

@@ -48,10 +48,8 @@ impl Store {
             return;
         };
         let path = self.reflog_path(name);
-        let Ok(mut file) = std::fs::OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&path)
+        let Ok(mut file) =
+            super::regular::open(&path, std::fs::OpenOptions::new().read(true).append(true))
         else {
             return;
         };
@@ -242,7 +240,7 @@ impl Store {
     /// The tip git-orchestrate last wrote to `workflow`'s ref in this repository, when it
     /// remembers one: something else moved the ref when it is not the tip now.
     pub fn last_written_tip(&self, workflow: &str) -> Option<String> {
-        let text = std::fs::read_to_string(self.tip_marker(workflow)).ok()?;
+        let text = super::regular::read_to_string(&self.tip_marker(workflow)).ok()?;
         let tip = text.trim();
         (!tip.is_empty()).then(|| tip.to_string())
     }
@@ -255,7 +253,7 @@ impl Store {
             return Ok(None);
         }
         let reflog = self.reflog_path(&self.ref_name());
-        let log = std::fs::read_to_string(reflog).ok();
+        let log = super::regular::read_to_string(&reflog).ok();
         let marker = self.tip_marker(&self.workflow);
         // A creation killed after git logged it and before the ref was in place (the ref's
         // lock still there, or already removed by hand): one entry from nothing, and no tip
@@ -276,7 +274,7 @@ impl Store {
                 .and_then(|line| line.split(' ').nth(1).map(str::to_string))
         });
         let from_marker = || {
-            std::fs::read_to_string(&marker)
+            super::regular::read_to_string(&marker)
                 .ok()
                 .map(|t| t.trim().to_string())
         };
@@ -341,7 +339,7 @@ impl Store {
         let cannot = |e: std::io::Error| {
             StoreError::Internal(format!("cannot read {}: {e}", path.display()))
         };
-        let mut file = match std::fs::File::open(&path) {
+        let mut file = match super::regular::open(&path, std::fs::OpenOptions::new().read(true)) {
             Ok(file) => std::io::BufReader::new(file),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(cannot(e)),

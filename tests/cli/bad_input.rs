@@ -512,3 +512,86 @@ fn a_fifo_as_an_ignore_or_attributes_file_is_refused_not_waited_on() {
     out.expect(0);
     assert_ne!(repo.tip(), tip, "the step was recorded");
 }
+
+/// A FIFO (or a link to `/dev/zero`) where git keeps one of its files: the command that
+/// reads it ends at once, saying which file is no regular file. Each was opened, or read,
+/// for ever, and the command with it (gix and git open them with a plain `open`). Where
+/// git-orchestrate keeps a record of its own it can do without, the command goes on as
+/// without it.
+#[test]
+fn fifos_and_devices_where_git_keeps_its_files_are_refused_not_waited_on() {
+    let cases: &[(&str, &[&str])] = &[
+        (".git/HEAD", &["get-task"]),
+        (".git/config", &["get-task"]),
+        ("~/.gitconfig", &["get-task"]),
+        (".git/packed-refs", &["get-task"]),
+        (".git/objects/info/alternates", &["get-task"]),
+        (".git/refs/heads/main", &["get-task"]),
+        (".git/refs/orchestrator/workflows/main", &["status"]),
+        ("the workflow's tip object", &["status"]),
+        (
+            ".git/logs/refs/orchestrator/workflows/main",
+            &["submit-work", "-s", "s", "--test-command", RED],
+        ),
+        // A record of git-orchestrate's own it can do without: read as none.
+        (".git/orchestrator/tips/main", &["audit"]),
+        (".git/orchestrator/plan-pushes/main", &["get-task"]),
+        (
+            ".git/index",
+            &["submit-work", "-s", "s", "--test-command", RED],
+        ),
+    ];
+    for (at, args) in cases {
+        for device in [false, true] {
+            let repo = TestRepo::at_green_step();
+            let path = match *at {
+                "~/.gitconfig" => repo.home().join(".gitconfig"),
+                "the workflow's tip object" => {
+                    let tip = repo.tip().expect("a workflow");
+                    repo.dir()
+                        .join(".git/objects")
+                        .join(&tip[..2])
+                        .join(&tip[2..])
+                }
+                _ => repo.dir().join(at),
+            };
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            let _ = std::fs::remove_file(&path);
+            if device {
+                std::os::unix::fs::symlink("/dev/zero", &path).expect("a link to /dev/zero");
+            } else {
+                let made = std::process::Command::new("mkfifo")
+                    .arg(&path)
+                    .status()
+                    .expect("mkfifo");
+                assert!(made.success());
+            }
+            let mut timed = vec!["60", BIN];
+            timed.extend(args.iter().copied());
+            let out = repo
+                .command("timeout", &timed)
+                .env("GIT_ORCHESTRATE_HUMAN", "1")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("run");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(
+                out.status.code(),
+                Some(124),
+                "{at} ({device}): {args:?} hung"
+            );
+            if at.starts_with(".git/orchestrator/") {
+                assert!(out.status.success(), "{at} ({device}): {args:?}: {stderr}");
+                continue;
+            }
+            assert!(
+                !out.status.success(),
+                "{at} ({device}): {args:?} went on: {stderr}"
+            );
+            assert!(
+                stderr.contains("is not a regular file"),
+                "{at} ({device}): {args:?}: {stderr}"
+            );
+        }
+    }
+}

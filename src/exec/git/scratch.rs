@@ -123,7 +123,17 @@ impl Git {
             .prefix(&format!("index-{}-", std::process::id()))
             .tempfile_in(&dir)
             .map_err(|e| io_error("create a scratch index", e))?;
-        if let Ok(mut original) = std::fs::File::open(index) {
+        let original = crate::store::regular::open(index, std::fs::OpenOptions::new().read(true));
+        // A FIFO or a device as the index: git would wait on it (or read it for ever) too.
+        if let Err(e) = &original
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(io_error(
+                "read the index",
+                std::io::Error::new(e.kind(), e.to_string()),
+            ));
+        }
+        if let Ok(mut original) = original {
             // Written through the new file's own handle, not `fs::copy`, which opens it again
             // with `O_TRUNC`: ext4 flushes a file cut to nothing when it is closed
             // (`auto_da_alloc`), a disk write on every call that takes the tree.

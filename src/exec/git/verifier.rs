@@ -29,7 +29,9 @@ impl Git {
             }
         }
         let own = self.common_dir()?.join("objects");
-        if let Ok(text) = std::fs::read_to_string(own.join("info").join("alternates")) {
+        if let Ok(text) =
+            crate::store::regular::read_to_string(&own.join("info").join("alternates"))
+        {
             for line in text
                 .lines()
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))

@@ -1,0 +1,110 @@
+//! Reading the repository's files without waiting on what is no file: a FIFO, a socket or a
+//! device where git keeps a file (made there by hand, or by an agent with a shell) is an
+//! error at once, never an `open` that waits for a writer or a read that runs on for ever
+//! (`/dev/zero`).
+
+use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+use super::StoreError;
+
+/// The file at `path` (a link followed), opened without waiting, if it is a regular file.
+fn open_regular(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Result<std::fs::File> {
+    let refused = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is not a regular file (a FIFO, socket or device): using it would wait for ever",
+                path.display()
+            ),
+        )
+    };
+    let file = match options.custom_flags(libc::O_NONBLOCK).open(path) {
+        Ok(file) => file,
+        // A FIFO opened to write, with no reader.
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(refused()),
+        Err(e) => return Err(e),
+    };
+    if !file.metadata()?.is_file() {
+        return Err(refused());
+    }
+    Ok(file)
+}
+
+/// The regular file at `path` whole; not found is `NotFound`, as `std::fs::read` says it.
+pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = open_regular(path, std::fs::OpenOptions::new().read(true))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read`], as text.
+pub(crate) fn read_to_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// The regular file at `path` opened with `options` (to append, say), never waiting on a
+/// FIFO with no reader.
+pub(crate) fn open(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+) -> std::io::Result<std::fs::File> {
+    open_regular(path, options)
+}
+
+/// Refuses a FIFO, socket or device at `path` (a link followed), where git and gix read a
+/// file with a plain `open`: they would wait on it for ever.
+pub(crate) fn refuse_waiting(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let kind = meta.file_type();
+    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device() {
+        return Err(StoreError::WouldHang(format!(
+            "{} is not a regular file (a FIFO, socket or device) where git keeps one: reading it \
+             would wait for ever; remove it",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_or_a_device_is_refused_at_once_and_a_file_is_read() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+        let zero = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).expect("a link");
+        for path in [&fifo, &zero] {
+            let e = read(path).expect_err("refused");
+            assert!(e.to_string().contains("is not a regular file"), "{e}");
+            assert!(refuse_waiting(path).is_err());
+            let e = open(path, std::fs::OpenOptions::new().append(true)).expect_err("refused");
+            assert!(e.to_string().contains("is not a regular file"), "{e}");
+        }
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x\n").expect("write");
+        assert_eq!(read(&file).expect("read"), b"x\n");
+        assert!(refuse_waiting(&file).is_ok());
+        assert_eq!(
+            read(&dir.path().join("none")).expect_err("absent").kind(),
+            std::io::ErrorKind::NotFound
+        );
+    }
+}
