@@ -26,10 +26,18 @@ fn open_regular(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Res
         Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(refused()),
         Err(e) => return Err(e),
     };
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() && !is_dev_null(&meta) {
         return Err(refused());
     }
     Ok(file)
+}
+
+/// `/dev/null`, which reads as empty at once: `GIT_CONFIG_GLOBAL=/dev/null` is how scripts
+/// and CI keep a user's configuration out.
+pub(crate) fn is_dev_null(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    meta.file_type().is_char_device() && meta.rdev() == rustix::fs::makedev(1, 3)
 }
 
 /// The regular file at `path` whole; not found is `NotFound`, as `std::fs::read` says it.
@@ -63,7 +71,9 @@ pub(crate) fn refuse_waiting(path: &Path) -> Result<(), StoreError> {
         return Ok(());
     };
     let kind = meta.file_type();
-    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device() {
+    if !is_dev_null(&meta)
+        && (kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device())
+    {
         return Err(StoreError::WouldHang(format!(
             "{} is not a regular file (a FIFO, socket or device) where git keeps one: reading it \
              would wait for ever; remove it",
@@ -98,6 +108,10 @@ mod tests {
             let e = open(path, std::fs::OpenOptions::new().append(true)).expect_err("refused");
             assert!(e.to_string().contains("is not a regular file"), "{e}");
         }
+        // Read as empty at once, as git reads it.
+        let null = Path::new("/dev/null");
+        assert_eq!(read(null).expect("read"), b"");
+        assert!(refuse_waiting(null).is_ok());
         let file = dir.path().join("file");
         std::fs::write(&file, "x\n").expect("write");
         assert_eq!(read(&file).expect("read"), b"x\n");

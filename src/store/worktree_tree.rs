@@ -325,7 +325,10 @@ fn ignore_list(
 fn refuse_waiting(path: &Path, meta: &std::fs::Metadata) -> Result<(), StoreError> {
     use std::os::unix::fs::FileTypeExt as _;
     let kind = meta.file_type();
-    if kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device() {
+    // `core.excludesFile = /dev/null` reads as empty at once.
+    if !super::regular::is_dev_null(meta)
+        && (kind.is_fifo() || kind.is_socket() || kind.is_char_device() || kind.is_block_device())
+    {
         return Err(StoreError::WouldHang(format!(
             "{} is not a regular file (a FIFO, socket or device): git reads it as an ignore or \
              attributes file and would wait on it for ever",

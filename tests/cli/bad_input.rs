@@ -511,6 +511,20 @@ fn a_fifo_as_an_ignore_or_attributes_file_is_refused_not_waited_on() {
     assert!(start.elapsed() < Duration::from_secs(60), "the step hung");
     out.expect(0);
     assert_ne!(repo.tip(), tip, "the step was recorded");
+    // `/dev/null`, a device too, reads as empty at once: as the excludes file, and as the
+    // user's configuration (`GIT_CONFIG_GLOBAL=/dev/null`, as scripts and CI keep it out).
+    let repo = TestRepo::at_green_step();
+    repo.git(&["config", "core.excludesFile", "/dev/null"]);
+    let tip = repo.tip();
+    let out = Run::from(
+        repo.command(BIN, ["submit-work", "-s", "add", "--test-command", RED])
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run"),
+    );
+    out.expect(0);
+    assert_ne!(repo.tip(), tip, "the step was recorded");
 }
 
 /// A FIFO (or a link to `/dev/zero`) where git keeps one of its files: the command that
