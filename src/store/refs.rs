@@ -154,7 +154,13 @@ impl Store {
         if !self.repo.refs_are_files() {
             return Ok(());
         }
-        for dir in [self.repo.git_dir(), self.repo.common_dir()] {
+        let (own, common) = (self.repo.git_dir(), self.repo.common_dir());
+        let dirs = if own == common {
+            &[own][..]
+        } else {
+            &[own, common][..]
+        };
+        for dir in dirs {
             super::regular::refuse_waiting(&dir.join(name))?;
             super::regular::refuse_waiting(&dir.join("logs").join(name))?;
         }

@@ -10,7 +10,10 @@ use std::path::Path;
 use super::StoreError;
 
 /// The file at `path` (a link followed), opened without waiting, if it is a regular file.
-fn open_regular(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Result<std::fs::File> {
+fn open_regular(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
     let refused = || {
         std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -30,7 +33,7 @@ fn open_regular(path: &Path, options: &mut std::fs::OpenOptions) -> std::io::Res
     if !meta.is_file() && !is_dev_null(&meta) {
         return Err(refused());
     }
-    Ok(file)
+    Ok((file, meta))
 }
 
 /// `/dev/null`, which reads as empty at once: `GIT_CONFIG_GLOBAL=/dev/null` is how scripts
@@ -42,10 +45,29 @@ pub(crate) fn is_dev_null(meta: &std::fs::Metadata) -> bool {
 
 /// The regular file at `path` whole; not found is `NotFound`, as `std::fs::read` says it.
 pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut file = open_regular(path, std::fs::OpenOptions::new().read(true))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
+    let (mut file, meta) = open_regular(path, std::fs::OpenOptions::new().read(true))?;
+    // Sized from the one `fstat` taken: `File::read_to_end` would take another, and seek.
+    let mut bytes = vec![0; usize::try_from(meta.len()).unwrap_or(0)];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(filled);
+    // What was written since the `fstat`.
+    let mut more = [0; 4096];
+    loop {
+        match file.read(&mut more) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&more[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// [`read`], as text.
@@ -60,7 +82,7 @@ pub(crate) fn open(
     path: &Path,
     options: &mut std::fs::OpenOptions,
 ) -> std::io::Result<std::fs::File> {
-    open_regular(path, options)
+    open_regular(path, options).map(|(file, _)| file)
 }
 
 /// Refuses a FIFO, socket or device at `path` (a link followed), where git and gix read a
