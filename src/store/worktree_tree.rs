@@ -428,14 +428,7 @@ impl Probe<'_> {
             let len = dir.len();
             dir.extend_from_slice(name);
             dir.push(b'/');
-            let tracked_below = {
-                let at = self
-                    .tracked
-                    .partition_point(|e| e.path.as_slice() < dir.as_slice());
-                self.tracked
-                    .get(at)
-                    .is_some_and(|e| e.path.starts_with(dir))
-            };
+            let tracked_below = tracked_below(self.tracked, dir);
             let excluded = ignored || excluded_by(&self.ignores, &dir[..dir.len() - 1], true);
             if !excluded || tracked_below {
                 walked = self.dir(dir, &sub, excluded, depth + 1);
@@ -477,6 +470,12 @@ fn refuse_waiting_below(top: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Whether `tracked` (sorted by path) has an entry below the directory `dir` (ending in `/`).
+fn tracked_below(tracked: &[IndexEntry], dir: &[u8]) -> bool {
+    let at = tracked.partition_point(|e| e.path.as_slice() < dir);
+    tracked.get(at).is_some_and(|e| e.path.starts_with(dir))
 }
 
 /// Whether `path` is one of the paths left out, or below one.
@@ -655,7 +654,7 @@ impl Walk<'_> {
         }
         if kind.is_dir() {
             path.push(b'/');
-            let tracked_below = self.tracked_below(path);
+            let tracked_below = tracked_below(self.tracked, path);
             let excluded = ignored || self.excluded(&path[..path.len() - 1], true);
             let walked = if excluded && !tracked_below {
                 Ok(Ok(()))
@@ -754,14 +753,6 @@ impl Walk<'_> {
             .binary_search_by(|e| e.path.as_slice().cmp(path))
             .ok()
             .and_then(|at| self.tracked.get(at))
-    }
-
-    /// Whether the index has an entry below the directory `dir` (ending in `/`).
-    fn tracked_below(&self, dir: &[u8]) -> bool {
-        let at = self.tracked.partition_point(|e| e.path.as_slice() < dir);
-        self.tracked
-            .get(at)
-            .is_some_and(|e| e.path.starts_with(dir))
     }
 
     /// Whether the ignore lists in force exclude `path`: the most specific list with a
