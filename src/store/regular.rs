@@ -3,7 +3,6 @@
 //! error at once, never an `open` that waits for a writer or a read that runs on for ever
 //! (`/dev/zero`).
 
-use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
@@ -45,27 +44,21 @@ pub(crate) fn is_dev_null(meta: &std::fs::Metadata) -> bool {
 
 /// The regular file at `path` whole; not found is `NotFound`, as `std::fs::read` says it.
 pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
-    let (mut file, meta) = open_regular(path, std::fs::OpenOptions::new().read(true))?;
-    // Sized from the one `fstat` taken: `File::read_to_end` would take another, and seek.
-    let mut bytes = vec![0; usize::try_from(meta.len()).unwrap_or(0)];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        match file.read(&mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    bytes.truncate(filled);
-    // What was written since the `fstat`.
-    let mut more = [0; 4096];
+    let (file, meta) = open_regular(path, std::fs::OpenOptions::new().read(true))?;
+    // Sized from the one `fstat` taken (`File::read_to_end` would take another, and seek),
+    // and read into the spare capacity: zeroing it first cost a status 30,000 instructions.
+    // One byte more, so that the read that finds the end needs no growth.
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0) + 1);
     loop {
-        match file.read(&mut more) {
+        if bytes.len() == bytes.capacity() {
+            // Written to since the `fstat`.
+            bytes.reserve(4096);
+        }
+        match rustix::io::read(&file, rustix::buffer::spare_capacity(&mut bytes)) {
             Ok(0) => return Ok(bytes),
-            Ok(n) => bytes.extend_from_slice(&more[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
 }
