@@ -186,14 +186,12 @@ impl Session {
     /// ever (`Store::refuse_waiting_reads`): asked before each `git status` that lists
     /// untracked files.
     pub fn refuse_waiting_reads(&self, top: Option<&std::path::Path>) -> Result<(), EngineError> {
-        match top {
-            Some(top) => self.store.refuse_waiting_reads_at(top),
-            None => self.store.refuse_waiting_reads(),
-        }
-        .map_err(|e| EngineError::BadInput {
-            message: format!("the working tree's files cannot be listed: {e}"),
-            hint: "remove it, or make it a regular file".into(),
-        })
+        self.store
+            .refuse_waiting_status_reads(top)
+            .map_err(|e| EngineError::BadInput {
+                message: format!("the working tree's files cannot be listed: {e}"),
+                hint: "remove it, or make it a regular file".into(),
+            })
     }
 
     /// The environment the test, gate and review commands run in (docs/integrity.md,

@@ -136,7 +136,9 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 /// anyway; a supervisor's signal would otherwise leave the agent running without us.
 pub fn forward_stop_signals() -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    // One started ignoring a signal (`nohup git orchestrate run`) keeps ignoring it.
+    let mut signals =
+        signal_hook::iterator::Signals::new(super::group::heeded(&[SIGINT, SIGTERM, SIGHUP]))?;
     super::group::ended_elsewhere();
     std::thread::spawn(move || {
         let Some(number) = signals.forever().next() else {

@@ -64,7 +64,11 @@ pub(crate) fn ended_elsewhere() {
 /// group running, then this process as the signal would have.
 fn install() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+    let heeded = heeded(&[SIGINT, SIGTERM, SIGHUP]);
+    if heeded.is_empty() {
+        return;
+    }
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(heeded) else {
         return;
     };
     let _ = std::thread::Builder::new()
@@ -86,4 +90,49 @@ fn install() {
                 std::process::exit(128 + number);
             }
         });
+}
+
+/// Those of `signals` this process was not started ignoring. A signal ignored at start
+/// (`nohup`, a script's `cmd &` without job control, `trap '' INT`) must stay ignored, by
+/// this process and by the commands it starts: a handler would make it end us, and would
+/// reset it to its default in every command started after. The ignored set is read from
+/// `/proc/self/status` (`SigIgn`), as querying `sigaction` takes unsafe code the library
+/// forbids; where it cannot be read, every signal is heeded.
+pub(crate) fn heeded(signals: &[i32]) -> Vec<i32> {
+    let ignored = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| ignored_mask(&status))
+        .unwrap_or(0);
+    signals
+        .iter()
+        .copied()
+        .filter(|&number| {
+            let bit = u32::try_from(number - 1)
+                .ok()
+                .and_then(|at| 1u64.checked_shl(at));
+            bit.is_none_or(|bit| ignored & bit == 0)
+        })
+        .collect()
+}
+
+/// The `SigIgn` mask of a `/proc/PID/status` text: bit N-1 set where signal N is ignored.
+fn ignored_mask(status: &str) -> Option<u64> {
+    let hex = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))?
+        .trim();
+    u64::from_str_radix(hex, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ignored_mask_is_read_from_the_status_text() {
+        let status = "Name:\tx\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000003\nSigCgt:\t0\n";
+        assert_eq!(ignored_mask(status), Some(3));
+        assert_eq!(ignored_mask("Name:\tx\n"), None);
+        assert_eq!(ignored_mask("SigIgn:\tzz\n"), None);
+    }
 }

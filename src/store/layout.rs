@@ -212,32 +212,57 @@ fn configuration(git_dir: &Path) -> Option<gix::config::File> {
 /// gix would wait on it for ever.
 fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
     use super::regular::refuse_waiting;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
-    let mut files: Vec<PathBuf> = vec![PathBuf::from("/etc/gitconfig")];
-    files.extend(home.map(|h| h.join(".gitconfig")));
-    files.extend(config_home.map(|c| c.join("git").join("config")));
-    for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
-        files.extend(std::env::var_os(var).map(PathBuf::from));
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let mut files: Vec<PathBuf> = Vec::new();
+    // As git and gix choose them: a variable names the file in place of the usual ones.
+    let no_system = var("GIT_CONFIG_NOSYSTEM")
+        .is_some_and(|v| !matches!(v.to_str(), Some("0" | "false" | "no" | "off")));
+    if !no_system {
+        files.push(var("GIT_CONFIG_SYSTEM").map_or_else(|| "/etc/gitconfig".into(), PathBuf::from));
+    }
+    match var("GIT_CONFIG_GLOBAL") {
+        Some(global) => files.push(PathBuf::from(global)),
+        None => {
+            let home = var("HOME").map(PathBuf::from);
+            let config_home = var("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".config")));
+            files.extend(home.map(|h| h.join(".gitconfig")));
+            files.extend(config_home.map(|c| c.join("git").join("config")));
+        }
     }
     for file in &files {
         refuse_waiting(file)?;
     }
-    let git_dir = dir.ancestors().find_map(|candidate| {
-        let dot_git = candidate.join(".git");
-        let meta = std::fs::symlink_metadata(&dot_git).ok()?;
-        if meta.is_dir() {
-            return Some(dot_git);
+    let git_dir = match var("GIT_DIR") {
+        Some(named) => PathBuf::from(named),
+        None => {
+            let mut found = None;
+            for candidate in dir.ancestors() {
+                let dot_git = candidate.join(".git");
+                // A link to the git directory is one (git follows it).
+                let Ok(meta) = std::fs::metadata(&dot_git) else {
+                    continue;
+                };
+                if meta.is_dir() {
+                    found = Some(dot_git);
+                    break;
+                }
+                // A `.git` file names the git directory; gix reads it.
+                refuse_waiting(&dot_git)?;
+                let Ok(text) = super::regular::read_to_string(&dot_git) else {
+                    continue;
+                };
+                if let Some(linked) = text.strip_prefix("gitdir: ") {
+                    found = Some(candidate.join(linked.trim_end()));
+                    break;
+                }
+            }
+            let Some(found) = found else {
+                return Ok(());
+            };
+            found
         }
-        let text = super::regular::read_to_string(&dot_git).ok()?;
-        let linked = text.strip_prefix("gitdir: ")?.trim_end();
-        Some(candidate.join(linked))
-    });
-    let Some(git_dir) = git_dir else {
-        return Ok(());
     };
     let mut dirs = vec![git_dir.clone()];
     let commondir = git_dir.join("commondir");

@@ -181,14 +181,21 @@ impl Store {
     /// one git would not have needed, never a wait.
     pub fn refuse_waiting_reads(&self) -> Result<(), StoreError> {
         match self.repo.workdir() {
-            Some(top) => self.refuse_waiting_reads_in(top, &self.repo.index_path()),
+            Some(top) => self.refuse_waiting_reads_in(top, &self.repo.index_path(), false),
             None => Ok(()),
         }
     }
 
-    /// [`Store::refuse_waiting_reads`] for the working tree at `top`, another worktree of
-    /// this repository (`git status` in it, as `board` and `worktree list` run).
-    pub fn refuse_waiting_reads_at(&self, top: &Path) -> Result<(), StoreError> {
+    /// [`Store::refuse_waiting_reads`] for `git status` in the working tree at `top` (this
+    /// one where `None`; another worktree of this repository as `board` and `worktree list`
+    /// run it), which reads the submodules' files too.
+    pub fn refuse_waiting_status_reads(&self, top: Option<&Path>) -> Result<(), StoreError> {
+        let Some(top) = top else {
+            return match self.repo.workdir() {
+                Some(top) => self.refuse_waiting_reads_in(top, &self.repo.index_path(), true),
+                None => Ok(()),
+            };
+        };
         // Its index is in its own git directory, which its `.git` file names.
         let dot_git = top.join(".git");
         let index = match std::fs::symlink_metadata(&dot_git) {
@@ -201,10 +208,15 @@ impl Store {
                 .unwrap_or_else(|| dot_git.join("index")),
             _ => dot_git.join("index"),
         };
-        self.refuse_waiting_reads_in(top, &index)
+        self.refuse_waiting_reads_in(top, &index, true)
     }
 
-    fn refuse_waiting_reads_in(&self, root: &Path, index: &Path) -> Result<(), StoreError> {
+    fn refuse_waiting_reads_in(
+        &self,
+        root: &Path,
+        index: &Path,
+        into_submodules: bool,
+    ) -> Result<(), StoreError> {
         let mut outside: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
         for dir in [self.git_dir(), self.common_dir()] {
             outside.push(dir.join("info").join("exclude"));
@@ -215,6 +227,8 @@ impl Store {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        // The ignore file below all others: `core.excludesFile`, else the XDG one.
+        let mut global_ignore = config_home.as_ref().map(|c| c.join("git").join("ignore"));
         if let Some(config_home) = &config_home {
             outside.push(config_home.join("git").join("ignore"));
             outside.push(config_home.join("git").join("attributes"));
@@ -227,11 +241,14 @@ impl Store {
                 continue;
             };
             // git runs at the top of the working tree: a relative path is from there.
-            match (value.strip_prefix("~"), &home, self.repo.workdir()) {
-                (Ok(rest), Some(home), _) => outside.push(home.join(rest)),
-                (_, _, Some(top)) => outside.push(top.join(value)),
-                _ => outside.push(value),
+            let path = match (value.strip_prefix("~"), &home) {
+                (Ok(rest), Some(home)) => home.join(rest),
+                _ => root.join(value),
+            };
+            if key == "core.excludesFile" {
+                global_ignore = Some(path.clone());
             }
+            outside.push(path);
         }
         for path in &outside {
             // git follows a link here.
@@ -239,14 +256,30 @@ impl Store {
                 refuse_waiting(path, &meta)?;
             }
         }
-        let tracked = read_regular(index)
-            .and_then(|bytes| parse(&bytes, self.repo.object_hash().len_in_bytes()))
-            .unwrap_or_default();
+        // An index this parser cannot read (a split index, an extension it does not know)
+        // may have files in any ignored directory: every one is entered.
+        let (tracked, known) = match read_regular(index) {
+            Some(bytes) => match parse(&bytes, self.repo.object_hash().len_in_bytes()) {
+                Some(tracked) => (tracked, true),
+                None => (Default::default(), false),
+            },
+            None => (Default::default(), !index.exists()),
+        };
         let mut probe = Probe {
             root,
             tracked: &tracked.entries,
+            index_known: known,
+            into_submodules,
             ignores: Vec::new(),
         };
+        // Directories those ignore are not entered either, as git does not enter them: a
+        // `node_modules` ignored there is not walked.
+        if let Some(list) = global_ignore.and_then(|path| {
+            let bytes = super::regular::read(&path).ok()?;
+            gix_glob::search::pattern::List::from_bytes(&bytes, path, None, Ignore::default()).ok()
+        }) {
+            probe.ignores.push(list);
+        }
         let exclude = self.common_dir().join("info").join("exclude");
         if let Ok(Some(list)) = ignore_list(&exclude, None) {
             probe.ignores.push(list);
@@ -366,6 +399,10 @@ struct Probe<'a> {
     root: &'a Path,
     /// The index's entries, sorted by path.
     tracked: &'a [IndexEntry],
+    /// Whether `tracked` is the whole index (else any directory may have tracked files).
+    index_known: bool,
+    /// Whether the submodules are read too (`git status`; `git add` does not enter them).
+    into_submodules: bool,
     /// The ignore lists in force, the most specific last.
     ignores: Vec<gix_glob::search::pattern::List<Ignore>>,
 }
@@ -421,14 +458,26 @@ impl Probe<'_> {
                 continue;
             }
             let sub = abs.join(std::ffi::OsStr::from_bytes(name));
-            // A nested repository: git records it, or skips it, without reading inside.
+            let len = dir.len();
+            // A nested repository: `git add` records it, or skips it, without reading
+            // inside. `git status` runs in a submodule the index has: every ignore and
+            // attributes file in it is checked, and those of its git directory.
             if !super::refs::absent(&sub.join(".git")) {
+                dir.extend_from_slice(name);
+                let submodule =
+                    self.into_submodules && (!self.index_known || is_gitlink(self.tracked, dir));
+                dir.truncate(len);
+                if submodule {
+                    walked = refuse_waiting_in_submodule(&sub);
+                    if walked.is_err() {
+                        break;
+                    }
+                }
                 continue;
             }
-            let len = dir.len();
             dir.extend_from_slice(name);
             dir.push(b'/');
-            let tracked_below = tracked_below(self.tracked, dir);
+            let tracked_below = !self.index_known || tracked_below(self.tracked, dir);
             let excluded = ignored || excluded_by(&self.ignores, &dir[..dir.len() - 1], true);
             if !excluded || tracked_below {
                 walked = self.dir(dir, &sub, excluded, depth + 1);
@@ -470,6 +519,44 @@ fn refuse_waiting_below(top: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Whether `tracked` (sorted by path) has `path` as a submodule.
+fn is_gitlink(tracked: &[IndexEntry], path: &[u8]) -> bool {
+    tracked
+        .binary_search_by(|e| e.path.as_slice().cmp(path))
+        .ok()
+        .and_then(|at| tracked.get(at))
+        .is_some_and(|e| e.kind == gix::objs::tree::EntryKind::Commit)
+}
+
+/// The files `git status` in the submodule at `top` would wait on: every `.gitignore` and
+/// `.gitattributes` in it (without its ignore files: a refusal there may be one git would
+/// not have needed, never a wait), and its git directory's `info/exclude` and
+/// `info/attributes`.
+fn refuse_waiting_in_submodule(top: &Path) -> Result<(), StoreError> {
+    let dot_git = top.join(".git");
+    let git_dir = match std::fs::metadata(&dot_git) {
+        Ok(meta) if meta.is_dir() => Some(dot_git),
+        Ok(meta) => {
+            refuse_waiting(&dot_git, &meta)?;
+            read_regular_within(&dot_git, 64 << 10).and_then(|bytes| {
+                let line = bytes.strip_prefix(b"gitdir: ")?.trim_ascii_end().to_vec();
+                let dir = gix::path::from_bstring(gix::bstr::BString::from(line)).ok()?;
+                Some(top.join(dir))
+            })
+        }
+        Err(_) => None,
+    };
+    if let Some(git_dir) = git_dir {
+        for file in ["exclude", "attributes"] {
+            let path = git_dir.join("info").join(file);
+            if let Ok(meta) = std::fs::metadata(&path) {
+                refuse_waiting(&path, &meta)?;
+            }
+        }
+    }
+    refuse_waiting_below(top)
 }
 
 /// Whether `tracked` (sorted by path) has an entry below the directory `dir` (ending in `/`).

@@ -609,3 +609,181 @@ fn fifos_and_devices_where_git_keeps_its_files_are_refused_not_waited_on() {
         }
     }
 }
+
+fn mkfifo(path: &std::path::Path) {
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    let _ = std::fs::remove_file(path);
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+}
+
+/// `git status` runs in each submodule and reads its ignore files; `git add` does not
+/// enter it. A FIFO as a submodule's `.gitignore` is named by `board` (for that worktree)
+/// and `worktree list` at once, and does not stop a passing step, on git's road too.
+#[test]
+fn a_fifo_in_a_submodule_stops_what_runs_git_status_there_not_the_step() {
+    let repo = TestRepo::at_green_step();
+    let inner = tempfile::tempdir().expect("tmp");
+    let inner_repo = inner.path().join("inner");
+    for args in [
+        &["init", "-q", inner_repo.to_str().expect("utf-8")][..],
+        &[
+            "-C",
+            inner_repo.to_str().expect("utf-8"),
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "i",
+        ],
+    ] {
+        repo.git(args);
+    }
+    repo.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        inner_repo.to_str().expect("utf-8"),
+        "vendored",
+    ]);
+    repo.git(&["commit", "-q", "-m", "a submodule"]);
+    mkfifo(&repo.dir().join("vendored/d/.gitignore"));
+    let says = "vendored/d/.gitignore is not a regular file (a FIFO, socket or device)";
+    let start = Instant::now();
+    let board = repo.run(&["board"]);
+    assert!(start.elapsed() < Duration::from_secs(60), "board hung");
+    board.expect(0);
+    assert!(
+        board.stdout.contains("cannot be looked at"),
+        "{}",
+        board.stdout
+    );
+    assert!(board.stdout.contains(says), "{}", board.stdout);
+    refused_at_once(&repo, &["worktree", "list"], says);
+    // A `.gitattributes` leaves the tree to `git add`, which does not read the submodule.
+    repo.write(".gitattributes", "*.md text\n");
+    let tip = repo.tip();
+    let start = Instant::now();
+    let out = repo.human(&["submit-work", "-s", "add", "--test-command", "sh add.sh"]);
+    assert!(start.elapsed() < Duration::from_secs(60), "the step hung");
+    out.expect(0);
+    assert_ne!(repo.tip(), tip, "the step was recorded");
+}
+
+/// An index our reader leaves to git (an intent-to-add entry) may have files in an
+/// ignored directory, whose attributes `git add` then reads: a FIFO `.gitattributes` there
+/// is refused at once. It waited for ever: the ignored directory was taken for one without
+/// tracked files, and not looked into.
+#[test]
+fn a_fifo_in_an_ignored_directory_an_unread_index_has_files_in_is_refused() {
+    let repo = TestRepo::at_green_step();
+    repo.write(".gitattributes", "*.md text\n");
+    repo.write(".gitignore", "build/\n");
+    repo.write("build/x", "a\n");
+    repo.git(&["add", "-f", "build/x", ".gitignore", ".gitattributes"]);
+    repo.git(&[
+        "commit",
+        "-q",
+        "-m",
+        "a tracked file in an ignored directory",
+    ]);
+    repo.write("build/x", "b\n");
+    repo.write("later", "n\n");
+    repo.git(&["add", "-N", "later"]);
+    mkfifo(&repo.dir().join("build/.gitattributes"));
+    let tip = repo.tip();
+    refused_at_once(
+        &repo,
+        &["submit-work", "-s", "add", "--test-command", "sh add.sh"],
+        "build/.gitattributes is not a regular file (a FIFO, socket or device)",
+    );
+    assert_eq!(repo.tip(), tip, "nothing recorded");
+}
+
+/// A directory the user's own ignore file (`core.excludesFile`) ignores is not entered by
+/// git, nor by the check before it: a FIFO there does not stop the step.
+#[test]
+fn a_fifo_in_a_directory_the_global_ignore_file_ignores_does_not_stop_the_step() {
+    let repo = TestRepo::at_green_step();
+    repo.write(".gitattributes", "*.md text\n");
+    let global = repo.home().join("ignore-these");
+    std::fs::write(&global, "vendor/\n").expect("write");
+    repo.git(&[
+        "config",
+        "core.excludesFile",
+        global.to_str().expect("utf-8"),
+    ]);
+    mkfifo(&repo.dir().join("vendor/.gitignore"));
+    let tip = repo.tip();
+    let start = Instant::now();
+    let out = repo.human(&["submit-work", "-s", "add", "--test-command", "sh add.sh"]);
+    assert!(start.elapsed() < Duration::from_secs(60), "the step hung");
+    out.expect(0);
+    assert_ne!(repo.tip(), tip, "the step was recorded");
+}
+
+/// What a variable keeps git from reading is not refused: `~/.gitconfig` (and the XDG
+/// one) under `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`'s file under `GIT_CONFIG_NOSYSTEM`.
+/// What it names instead is checked.
+#[test]
+fn a_fifo_git_is_told_not_to_read_is_not_refused() {
+    let repo = TestRepo::at_green_step();
+    mkfifo(&repo.home().join(".gitconfig"));
+    mkfifo(&repo.home().join(".config/git/config"));
+    let system = repo.home().join("system-config");
+    mkfifo(&system);
+    let global = repo.home().join("global-config");
+    std::fs::write(&global, "[user]\n\tname = T\n").expect("write");
+    let run = |vars: &[(&str, &std::path::Path)]| {
+        let mut cmd = repo.command("timeout", ["60", BIN, "status"]);
+        // The tests' own settings, for the defaults' case.
+        cmd.env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("GIT_CONFIG_NOSYSTEM");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run");
+        assert_ne!(out.status.code(), Some(124), "{vars:?}: status hung");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, stderr) = run(&[
+        ("GIT_CONFIG_GLOBAL", &global),
+        ("GIT_CONFIG_SYSTEM", &system),
+        ("GIT_CONFIG_NOSYSTEM", std::path::Path::new("1")),
+    ]);
+    assert!(ok, "{stderr}");
+    let (ok, stderr) = run(&[
+        ("GIT_CONFIG_GLOBAL", &global),
+        ("GIT_CONFIG_SYSTEM", &system),
+    ]);
+    assert!(
+        !ok && stderr.contains("system-config is not a regular file"),
+        "{stderr}"
+    );
+    let (ok, stderr) = run(&[]);
+    assert!(
+        !ok && stderr.contains("/.gitconfig is not a regular file"),
+        "{stderr}"
+    );
+    std::fs::remove_file(repo.home().join(".gitconfig")).expect("rm");
+    let (ok, stderr) = run(&[]);
+    assert!(
+        !ok && stderr.contains("/.config/git/config is not a regular file"),
+        "{stderr}"
+    );
+}

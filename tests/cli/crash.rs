@@ -524,10 +524,20 @@ fn a_command_ended_by_a_signal_ends_its_running_test_too() {
             "echo $$ > {}; while :; do sleep 1; done",
             pid_file.display()
         );
+        // Started with each signal's default, whatever this test was started ignoring (a
+        // shell's `cargo test &` ignores INT): one ignored stays so (the test below).
         let mut child = repo
             .command(
-                BIN,
-                ["submit-work", "-s", "s", "--test-command", test.as_str()],
+                "env",
+                [
+                    "--default-signal=HUP,INT,TERM",
+                    BIN,
+                    "submit-work",
+                    "-s",
+                    "s",
+                    "--test-command",
+                    test.as_str(),
+                ],
             )
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -569,4 +579,71 @@ fn a_command_ended_by_a_signal_ends_its_running_test_too() {
         assert!(!left, "{signal}: the test {test_pid} runs on");
         assert_eq!(repo.tip(), tip, "{signal}: nothing recorded");
     }
+}
+
+/// Started ignoring a signal (`nohup`, a script's `cmd &`, `trap '' HUP`), git-orchestrate
+/// and the test it runs keep ignoring it: the step runs to its end and is recorded.
+#[test]
+fn a_signal_ignored_at_start_stays_ignored_by_the_command_and_its_test() {
+    let repo = TestRepo::at_green_step();
+    let tip = repo.tip();
+    let pid_file = repo.dir().join(".git/test-pid");
+    let stop = repo.dir().join(".git/test-stop");
+    // The test ends when told, and reports what it was started ignoring.
+    let test = format!(
+        "grep SigIgn /proc/$$/status > {pid}.ign; echo $$ > {pid}; \
+         while [ ! -e {stop} ]; do sleep 0.05; done; sh add.sh",
+        pid = pid_file.display(),
+        stop = stop.display()
+    );
+    let child = repo
+        .command(
+            "sh",
+            [
+                "-c",
+                "trap '' HUP INT TERM; exec \"$0\" \"$@\"",
+                BIN,
+                "submit-work",
+                "-s",
+                "s",
+                "--test-command",
+                test.as_str(),
+            ],
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start submit-work");
+    let started = std::time::Instant::now();
+    while !pid_file.exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the test never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for signal in ["HUP", "INT", "TERM"] {
+        let sent = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+    }
+    // Long enough for a handler to have ended everything; the test then ends by itself.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&stop, "").expect("stop the test");
+    let out = child.wait_with_output().expect("submit-work ends");
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(repo.tip(), tip, "the passing step is recorded");
+    // HUP (1), INT (2) and TERM (15) reach the test ignored, as they reached us.
+    let ignored = std::fs::read_to_string(format!("{}.ign", pid_file.display())).expect("mask");
+    let mask = u64::from_str_radix(ignored.trim().trim_start_matches("SigIgn:").trim(), 16)
+        .expect("hex mask");
+    assert_eq!(mask & 0x4003, 0x4003, "{ignored}");
 }
