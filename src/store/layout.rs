@@ -266,9 +266,11 @@ fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
     };
     let mut dirs = vec![git_dir.clone()];
     let commondir = git_dir.join("commondir");
-    refuse_waiting(&commondir)?;
-    if let Ok(text) = super::regular::read_to_string(&commondir) {
-        dirs.push(git_dir.join(text.trim_end()));
+    // Read without waiting; only a failure other than its absence is looked at again.
+    match super::regular::read_to_string(&commondir) {
+        Ok(text) => dirs.push(git_dir.join(text.trim_end())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => refuse_waiting(&commondir)?,
     }
     for dir in &dirs {
         for file in [
