@@ -134,6 +134,18 @@ impl<'a> Cursor<'a> {
 /// The bytes of an index file (git's `gitformat-index`, versions 2 to 4) read as far as
 /// [`build`] needs them; `None` for any form left to git.
 pub(super) fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
+    parse_as(bytes, hash_len, false)
+}
+
+/// The paths of an index [`parse`] leaves to git where only they are asked (which
+/// directories have tracked files, which paths are submodules): conflict stages (one entry
+/// a path), intent-to-add and skipped entries, and any mode are taken; the cache tree is not
+/// read. `None` still for an index whose entries are not all in this file (a split index).
+pub(super) fn parse_paths(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
+    parse_as(bytes, hash_len, true)
+}
+
+fn parse_as(bytes: &[u8], hash_len: usize, paths_only: bool) -> Option<Parsed> {
     // The trailing checksum is not checked: git has just written the file, and what its
     // bytes say is read as git reads it either way.
     let body = bytes.get(..bytes.len().checked_sub(hash_len)?)?;
@@ -163,7 +175,7 @@ pub(super) fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
         let stage = (flags >> 12) & 0x3;
         let extended = flags & 0x4000 != 0;
         let mut not_compared = flags & 0x8000 != 0;
-        if stage != 0 {
+        if stage != 0 && !paths_only {
             return None;
         }
         if extended {
@@ -172,7 +184,7 @@ pub(super) fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
             }
             let more = cursor.u16()?;
             // Intent to add (left out of the tree by git), and the bits git does not define.
-            if more & 0x2000 != 0 || more & 0x9fff != 0 {
+            if (more & 0x2000 != 0 || more & 0x9fff != 0) && !paths_only {
                 return None;
             }
             not_compared |= more & 0x4000 != 0;
@@ -205,9 +217,18 @@ pub(super) fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
             0o120000 => EntryKind::Link,
             0o160000 => EntryKind::Commit,
             // A sparse index's directory, or a mode git never writes.
+            _ if paths_only => EntryKind::Blob,
             _ => return None,
         };
-        if !plain_path(&path) || path <= previous && !entries.is_empty() {
+        if paths_only {
+            if path < previous && !entries.is_empty() {
+                return None;
+            }
+            // The conflict's other stages.
+            if path == previous && !entries.is_empty() {
+                continue;
+            }
+        } else if !plain_path(&path) || path <= previous && !entries.is_empty() {
             return None;
         }
         previous.clone_from(&path);
@@ -233,7 +254,7 @@ pub(super) fn parse(bytes: &[u8], hash_len: usize) -> Option<Parsed> {
         if !signature.first()?.is_ascii_uppercase() {
             return None;
         }
-        if signature == b"TREE" {
+        if signature == b"TREE" && !paths_only {
             let mut tree = Cursor { bytes: data, at: 0 };
             cache_tree(&mut tree, &[], hash_len, &mut cached, 0)?;
             if tree.at != data.len() {

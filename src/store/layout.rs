@@ -214,13 +214,20 @@ fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
     use super::regular::refuse_waiting;
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     let mut files: Vec<PathBuf> = Vec::new();
-    // As git and gix choose them: a variable names the file in place of the usual ones.
-    let no_system = var("GIT_CONFIG_NOSYSTEM")
-        .is_some_and(|v| !matches!(v.to_str(), Some("0" | "false" | "no" | "off")));
+    // As git and gix choose them: a variable names the file in place of the usual ones
+    // (set but empty: none at that level), and `GIT_CONFIG_NOSYSTEM` is a boolean as git
+    // reads one (`FALSE`, `0`, `off`: the system file is read).
+    let no_system = std::env::var_os("GIT_CONFIG_NOSYSTEM").is_some_and(|v| {
+        gix::config::Boolean::try_from(gix::bstr::BStr::new(v.as_encoded_bytes()))
+            .is_ok_and(|b| b.0)
+    });
     if !no_system {
-        files.push(var("GIT_CONFIG_SYSTEM").map_or_else(|| "/etc/gitconfig".into(), PathBuf::from));
+        match std::env::var_os("GIT_CONFIG_SYSTEM") {
+            Some(system) => files.push(PathBuf::from(system)),
+            None => files.push("/etc/gitconfig".into()),
+        }
     }
-    match var("GIT_CONFIG_GLOBAL") {
+    match std::env::var_os("GIT_CONFIG_GLOBAL") {
         Some(global) => files.push(PathBuf::from(global)),
         None => {
             let home = var("HOME").map(PathBuf::from);
@@ -231,6 +238,7 @@ fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
             files.extend(config_home.map(|c| c.join("git").join("config")));
         }
     }
+    files.retain(|file| !file.as_os_str().is_empty());
     for file in &files {
         refuse_waiting(file)?;
     }

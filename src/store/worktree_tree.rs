@@ -16,7 +16,7 @@ use gix::objs::tree::EntryKind;
 use gix_ignore::search::Ignore;
 
 use super::index_tree::{
-    IndexEntry, Parsed, build, parse, plain_path, read_regular, read_regular_within,
+    IndexEntry, Parsed, build, parse, parse_paths, plain_path, read_regular, read_regular_within,
 };
 use super::loose::LooseWriter;
 use super::{Store, StoreError, git_err};
@@ -227,12 +227,12 @@ impl Store {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .or_else(|| home.as_ref().map(|h| h.join(".config")));
-        // The ignore file below all others: `core.excludesFile`, else the XDG one.
+        // The ignore file below all others: `core.excludesFile`, else the XDG one (and
+        // likewise for attributes): git reads the XDG file only where the setting is unset.
         let mut global_ignore = config_home.as_ref().map(|c| c.join("git").join("ignore"));
-        if let Some(config_home) = &config_home {
-            outside.push(config_home.join("git").join("ignore"));
-            outside.push(config_home.join("git").join("attributes"));
-        }
+        let mut global_attributes = config_home
+            .as_ref()
+            .map(|c| c.join("git").join("attributes"));
         for key in ["core.excludesFile", "core.attributesFile"] {
             let Some(value) = self.repo.config_string(key) else {
                 continue;
@@ -246,45 +246,34 @@ impl Store {
                 _ => root.join(value),
             };
             if key == "core.excludesFile" {
-                global_ignore = Some(path.clone());
+                global_ignore = Some(path);
+            } else {
+                global_attributes = Some(path);
             }
-            outside.push(path);
         }
+        outside.extend(global_ignore.iter().cloned());
+        outside.extend(global_attributes);
         for path in &outside {
             // git follows a link here.
             if let Ok(meta) = std::fs::metadata(path) {
                 refuse_waiting(path, &meta)?;
             }
         }
-        // An index this parser cannot read (a split index, an extension it does not know)
-        // may have files in any ignored directory: every one is entered.
-        let (tracked, known) = match read_regular(index) {
-            Some(bytes) => match parse(&bytes, self.repo.object_hash().len_in_bytes()) {
-                Some(tracked) => (tracked, true),
-                None => (Default::default(), false),
-            },
-            None => (Default::default(), !index.exists()),
-        };
-        let mut probe = Probe {
-            root,
-            tracked: &tracked.entries,
-            index_known: known,
-            into_submodules,
-            ignores: Vec::new(),
-        };
-        // Directories those ignore are not entered either, as git does not enter them: a
-        // `node_modules` ignored there is not walked.
-        if let Some(list) = global_ignore.and_then(|path| {
+        // Directories that file ignores are not entered either, as git does not enter them:
+        // a `node_modules` ignored there is not walked.
+        let global = global_ignore.and_then(|path| {
             let bytes = super::regular::read(&path).ok()?;
             gix_glob::search::pattern::List::from_bytes(&bytes, path, None, Ignore::default()).ok()
-        }) {
-            probe.ignores.push(list);
-        }
-        let exclude = self.common_dir().join("info").join("exclude");
-        if let Ok(Some(list)) = ignore_list(&exclude, None) {
-            probe.ignores.push(list);
-        }
-        probe.dir(&mut Vec::new(), root, false, 0)
+        });
+        let tree = Tree {
+            root,
+            index,
+            exclude: &self.common_dir().join("info").join("exclude"),
+            global: global.as_ref(),
+            hash_len: self.repo.object_hash().len_in_bytes(),
+            into_submodules,
+        };
+        tree.probe(0)
     }
 
     /// No setting, variable or global file that makes `git add` see or hash files otherwise
@@ -394,6 +383,47 @@ fn excluded_by(
     false
 }
 
+/// One working tree [`Store::refuse_waiting_reads`] checks: the repository's own, or a
+/// submodule of it (`git status` runs in it).
+struct Tree<'a> {
+    root: &'a Path,
+    index: &'a Path,
+    /// Its `info/exclude`.
+    exclude: &'a Path,
+    /// The user's ignore file's patterns, below all others.
+    global: Option<&'a gix_glob::search::pattern::List<Ignore>>,
+    hash_len: usize,
+    into_submodules: bool,
+}
+
+impl Tree<'_> {
+    /// Walks it as git would, `depth` directories below the top of the outermost one.
+    fn probe(&self, depth: usize) -> Result<(), StoreError> {
+        // Its paths are all that is asked of its index. One whose entries are not all in
+        // the file (a split index) may have files in any ignored directory: every one is
+        // entered.
+        let (tracked, known) = match read_regular(self.index) {
+            Some(bytes) => match parse_paths(&bytes, self.hash_len) {
+                Some(tracked) => (tracked, true),
+                None => (Default::default(), false),
+            },
+            None => (Default::default(), !self.index.exists()),
+        };
+        let mut probe = Probe {
+            root: self.root,
+            tracked: &tracked.entries,
+            index_known: known,
+            tree: self,
+            ignores: Vec::new(),
+        };
+        probe.ignores.extend(self.global.cloned());
+        if let Ok(Some(list)) = ignore_list(self.exclude, None) {
+            probe.ignores.push(list);
+        }
+        probe.dir(&mut Vec::new(), self.root, false, depth)
+    }
+}
+
 /// The walk of [`Store::refuse_waiting_reads`]: the directories `git add --all` reads.
 struct Probe<'a> {
     root: &'a Path,
@@ -401,8 +431,8 @@ struct Probe<'a> {
     tracked: &'a [IndexEntry],
     /// Whether `tracked` is the whole index (else any directory may have tracked files).
     index_known: bool,
-    /// Whether the submodules are read too (`git status`; `git add` does not enter them).
-    into_submodules: bool,
+    /// The tree walked.
+    tree: &'a Tree<'a>,
     /// The ignore lists in force, the most specific last.
     ignores: Vec<gix_glob::search::pattern::List<Ignore>>,
 }
@@ -464,11 +494,11 @@ impl Probe<'_> {
             // attributes file in it is checked, and those of its git directory.
             if !super::refs::absent(&sub.join(".git")) {
                 dir.extend_from_slice(name);
-                let submodule =
-                    self.into_submodules && (!self.index_known || is_gitlink(self.tracked, dir));
+                let submodule = self.tree.into_submodules
+                    && (!self.index_known || is_gitlink(self.tracked, dir));
                 dir.truncate(len);
                 if submodule {
-                    walked = refuse_waiting_in_submodule(&sub);
+                    walked = self.submodule(&sub, depth + 1);
                     if walked.is_err() {
                         break;
                     }
@@ -491,6 +521,43 @@ impl Probe<'_> {
             self.ignores.pop();
         }
         walked
+    }
+}
+
+impl Probe<'_> {
+    /// The files `git status` in the submodule at `top` would wait on: its git directory's
+    /// `info/exclude` and `info/attributes`, and what a walk of it as git walks it finds.
+    fn submodule(&self, top: &Path, depth: usize) -> Result<(), StoreError> {
+        let dot_git = top.join(".git");
+        let git_dir = match std::fs::metadata(&dot_git) {
+            Ok(meta) if meta.is_dir() => dot_git,
+            Ok(meta) => {
+                refuse_waiting(&dot_git, &meta)?;
+                let Some(dir) = read_regular_within(&dot_git, 64 << 10).and_then(|bytes| {
+                    let line = bytes.strip_prefix(b"gitdir: ")?.trim_ascii_end().to_vec();
+                    gix::path::from_bstring(gix::bstr::BString::from(line)).ok()
+                }) else {
+                    return refuse_waiting_below(top);
+                };
+                top.join(dir)
+            }
+            Err(_) => return Ok(()),
+        };
+        for file in ["exclude", "attributes"] {
+            let path = git_dir.join("info").join(file);
+            if let Ok(meta) = std::fs::metadata(&path) {
+                refuse_waiting(&path, &meta)?;
+            }
+        }
+        let tree = Tree {
+            root: top,
+            index: &git_dir.join("index"),
+            exclude: &git_dir.join("info").join("exclude"),
+            global: self.tree.global,
+            hash_len: self.tree.hash_len,
+            into_submodules: true,
+        };
+        tree.probe(depth)
     }
 }
 
@@ -528,35 +595,6 @@ fn is_gitlink(tracked: &[IndexEntry], path: &[u8]) -> bool {
         .ok()
         .and_then(|at| tracked.get(at))
         .is_some_and(|e| e.kind == gix::objs::tree::EntryKind::Commit)
-}
-
-/// The files `git status` in the submodule at `top` would wait on: every `.gitignore` and
-/// `.gitattributes` in it (without its ignore files: a refusal there may be one git would
-/// not have needed, never a wait), and its git directory's `info/exclude` and
-/// `info/attributes`.
-fn refuse_waiting_in_submodule(top: &Path) -> Result<(), StoreError> {
-    let dot_git = top.join(".git");
-    let git_dir = match std::fs::metadata(&dot_git) {
-        Ok(meta) if meta.is_dir() => Some(dot_git),
-        Ok(meta) => {
-            refuse_waiting(&dot_git, &meta)?;
-            read_regular_within(&dot_git, 64 << 10).and_then(|bytes| {
-                let line = bytes.strip_prefix(b"gitdir: ")?.trim_ascii_end().to_vec();
-                let dir = gix::path::from_bstring(gix::bstr::BString::from(line)).ok()?;
-                Some(top.join(dir))
-            })
-        }
-        Err(_) => None,
-    };
-    if let Some(git_dir) = git_dir {
-        for file in ["exclude", "attributes"] {
-            let path = git_dir.join("info").join(file);
-            if let Ok(meta) = std::fs::metadata(&path) {
-                refuse_waiting(&path, &meta)?;
-            }
-        }
-    }
-    refuse_waiting_below(top)
 }
 
 /// Whether `tracked` (sorted by path) has an entry below the directory `dir` (ending in `/`).

@@ -610,14 +610,31 @@ fn fifos_and_devices_where_git_keeps_its_files_are_refused_not_waited_on() {
     }
 }
 
+/// `args` run in `repo` as a human would, ended after a minute: a git left waiting on a
+/// FIFO would otherwise hold the test for ever instead of failing it.
+#[track_caller]
+fn human_within_a_minute(repo: &TestRepo, args: &[&str]) -> Run {
+    let mut timed = vec!["60", BIN];
+    timed.extend_from_slice(args);
+    let out = repo
+        .command("timeout", &timed)
+        .env("GIT_ORCHESTRATE_HUMAN", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_ne!(out.status.code(), Some(124), "{args:?} hung");
+    Run::from(out)
+}
+
 /// The passing step of `repo` ends, within a minute, recorded.
 #[track_caller]
 fn passes_and_is_recorded(repo: &TestRepo) {
     let tip = repo.tip();
-    let start = Instant::now();
-    let out = repo.human(&["submit-work", "-s", "add", "--test-command", "sh add.sh"]);
-    assert!(start.elapsed() < Duration::from_secs(60), "the step hung");
-    out.expect(0);
+    human_within_a_minute(
+        repo,
+        &["submit-work", "-s", "add", "--test-command", "sh add.sh"],
+    )
+    .expect(0);
     assert_ne!(repo.tip(), tip, "the step was recorded");
 }
 
@@ -669,9 +686,7 @@ fn a_fifo_in_a_submodule_stops_what_runs_git_status_there_not_the_step() {
     repo.git(&["commit", "-q", "-m", "a submodule"]);
     mkfifo(&repo.dir().join("vendored/d/.gitignore"));
     let says = "vendored/d/.gitignore is not a regular file (a FIFO, socket or device)";
-    let start = Instant::now();
-    let board = repo.run(&["board"]);
-    assert!(start.elapsed() < Duration::from_secs(60), "board hung");
+    let board = human_within_a_minute(&repo, &["board"]);
     board.expect(0);
     assert!(
         board.stdout.contains("cannot be looked at"),
@@ -679,18 +694,33 @@ fn a_fifo_in_a_submodule_stops_what_runs_git_status_there_not_the_step() {
         board.stdout
     );
     assert!(board.stdout.contains(says), "{}", board.stdout);
-    refused_at_once(&repo, &["worktree", "list"], says);
+    human_within_a_minute(&repo, &["worktree", "list"])
+        .expect(2)
+        .warns(says);
     // A `.gitattributes` leaves the tree to `git add`, which does not read the submodule.
     repo.write(".gitattributes", "*.md text\n");
     passes_and_is_recorded(&repo);
+    // A directory the submodule's own `.gitignore` ignores, git does not enter: a FIFO
+    // there stops nothing.
+    std::fs::remove_file(repo.dir().join("vendored/d/.gitignore")).expect("rm");
+    repo.write("vendored/.gitignore", "build/\n");
+    mkfifo(&repo.dir().join("vendored/build/.gitignore"));
+    human_within_a_minute(&repo, &["worktree", "list"]).expect(0);
+    let board = human_within_a_minute(&repo, &["board"]);
+    board.expect(0);
+    assert!(
+        !board.stdout.contains("cannot be looked at"),
+        "{}",
+        board.stdout
+    );
 }
 
-/// An index our reader leaves to git (an intent-to-add entry) may have files in an
+/// An index our tree reader leaves to git (an intent-to-add entry) may have files in an
 /// ignored directory, whose attributes `git add` then reads: a FIFO `.gitattributes` there
 /// is refused at once. It waited for ever: the ignored directory was taken for one without
 /// tracked files, and not looked into.
 #[test]
-fn a_fifo_in_an_ignored_directory_an_unread_index_has_files_in_is_refused() {
+fn a_fifo_in_an_ignored_directory_an_intent_to_add_index_has_files_in_is_refused() {
     let repo = TestRepo::at_green_step();
     repo.write(".gitattributes", "*.md text\n");
     repo.write(".gitignore", "build/\n");
@@ -707,11 +737,12 @@ fn a_fifo_in_an_ignored_directory_an_unread_index_has_files_in_is_refused() {
     repo.git(&["add", "-N", "later"]);
     mkfifo(&repo.dir().join("build/.gitattributes"));
     let tip = repo.tip();
-    refused_at_once(
+    human_within_a_minute(
         &repo,
         &["submit-work", "-s", "add", "--test-command", "sh add.sh"],
-        "build/.gitattributes is not a regular file (a FIFO, socket or device)",
-    );
+    )
+    .expect(2)
+    .warns("build/.gitattributes is not a regular file (a FIFO, socket or device)");
     assert_eq!(repo.tip(), tip, "nothing recorded");
 }
 
@@ -730,6 +761,11 @@ fn a_fifo_in_a_directory_the_global_ignore_file_ignores_does_not_stop_the_step()
     ]);
     mkfifo(&repo.dir().join("vendor/.gitignore"));
     passes_and_is_recorded(&repo);
+    // Nor where the index is one our tree reader leaves to git (a file to be added, a
+    // conflict): `git status` and the check before it walk what git walks.
+    repo.write("later", "n\n");
+    repo.git(&["add", "-N", "later"]);
+    human_within_a_minute(&repo, &["worktree", "list"]).expect(0);
 }
 
 /// What a variable keeps git from reading is not refused: `~/.gitconfig` (and the XDG
@@ -762,12 +798,29 @@ fn a_fifo_git_is_told_not_to_read_is_not_refused() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    let (ok, stderr) = run(&[
-        ("GIT_CONFIG_GLOBAL", &global),
-        ("GIT_CONFIG_SYSTEM", &system),
-        ("GIT_CONFIG_NOSYSTEM", std::path::Path::new("1")),
-    ]);
+    for yes in ["1", "true", "Yes", "on"] {
+        let (ok, stderr) = run(&[
+            ("GIT_CONFIG_GLOBAL", &global),
+            ("GIT_CONFIG_SYSTEM", &system),
+            ("GIT_CONFIG_NOSYSTEM", std::path::Path::new(yes)),
+        ]);
+        assert!(ok, "{yes}: {stderr}");
+    }
+    // Set but empty: no user configuration at all.
+    let (ok, stderr) = run(&[("GIT_CONFIG_GLOBAL", std::path::Path::new(""))]);
     assert!(ok, "{stderr}");
+    // A false `GIT_CONFIG_NOSYSTEM`, as git reads a boolean: the system file is read.
+    for no in ["0", "FALSE", "No", "off"] {
+        let (ok, stderr) = run(&[
+            ("GIT_CONFIG_GLOBAL", &global),
+            ("GIT_CONFIG_SYSTEM", &system),
+            ("GIT_CONFIG_NOSYSTEM", std::path::Path::new(no)),
+        ]);
+        assert!(
+            !ok && stderr.contains("system-config is not a regular file"),
+            "{no}: {stderr}"
+        );
+    }
     let (ok, stderr) = run(&[
         ("GIT_CONFIG_GLOBAL", &global),
         ("GIT_CONFIG_SYSTEM", &system),

@@ -374,6 +374,8 @@ impl TestRepo {
             .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
             .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
             .env("GIT_EDITOR", ":")
+            // The developer's own ignore and configuration files are not the test's.
+            .env_remove("XDG_CONFIG_HOME")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")

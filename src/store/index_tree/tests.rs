@@ -291,3 +291,50 @@ fn a_cached_tree_the_objects_lack_is_written_again() {
     let got = build(&parsed, &mut write, &|id| repo.has_object(id)).expect("built");
     assert_eq!(got.map(|id| id.to_string()), Some(root));
 }
+
+/// The paths of an index [`parse`] leaves to git, where only they are asked: an
+/// intent-to-add entry and a conflict's stages (one path each) are read; a split index,
+/// whose entries are in another file, is not.
+#[test]
+fn the_paths_of_forms_left_to_git_are_read() {
+    let paths = |dir: &Path| {
+        let bytes = std::fs::read(dir.join(".git/index")).expect("index");
+        parse_paths(&bytes, 20).map(|parsed| {
+            parsed
+                .entries
+                .into_iter()
+                .map(|e| String::from_utf8(e.path).expect("utf-8"))
+                .collect::<Vec<_>>()
+        })
+    };
+    let (temp, _) = repo_with_a_commit();
+    let dir = temp.path();
+    put(dir, "kept", 0, "x");
+    put(dir, "intended", 0, "y");
+    git(dir, &["add", "kept"]);
+    git(dir, &["add", "--intent-to-add", "intended"]);
+    assert_eq!(paths(dir), Some(vec!["intended".into(), "kept".into()]));
+
+    let blob = git(dir, &["hash-object", "-w", "kept"]);
+    let mut child = std::process::Command::new("git")
+        .args(["update-index", "--index-info"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git");
+    {
+        use std::io::Write as _;
+        let stdin = child.stdin.as_mut().expect("stdin");
+        for stage in 1..=3 {
+            writeln!(stdin, "100644 {blob} {stage}\tb/f").expect("write");
+        }
+    }
+    assert!(child.wait().expect("wait").success());
+    assert_eq!(
+        paths(dir),
+        Some(vec!["b/f".into(), "intended".into(), "kept".into()])
+    );
+
+    git(dir, &["update-index", "--split-index"]);
+    assert_eq!(paths(dir), None, "split index");
+}
