@@ -99,8 +99,7 @@ fn install() {
 /// `/proc/self/status` (`SigIgn`), as querying `sigaction` takes unsafe code the library
 /// forbids; where it cannot be read, every signal is heeded.
 pub(crate) fn heeded(signals: &[i32]) -> Vec<i32> {
-    let ignored = std::fs::read_to_string("/proc/self/status")
-        .ok()
+    let ignored = proc_status()
         .and_then(|status| ignored_mask(&status))
         .unwrap_or(0);
     signals
@@ -115,12 +114,36 @@ pub(crate) fn heeded(signals: &[i32]) -> Vec<i32> {
         .collect()
 }
 
+/// This process's `/proc/self/status`, read in one call: `read_to_string` would grow its
+/// buffer from 32 bytes in eight reads, on every command-running call.
+fn proc_status() -> Option<Vec<u8>> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(
+        "/proc/self/status",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let mut bytes = Vec::with_capacity(4096);
+    loop {
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(4096);
+        }
+        match rustix::io::read(&fd, rustix::buffer::spare_capacity(&mut bytes)) {
+            Ok(0) => return Some(bytes),
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
 /// The `SigIgn` mask of a `/proc/PID/status` text: bit N-1 set where signal N is ignored.
-fn ignored_mask(status: &str) -> Option<u64> {
-    let hex = status
-        .lines()
-        .find_map(|line| line.strip_prefix("SigIgn:"))?
-        .trim();
+fn ignored_mask(status: &[u8]) -> Option<u64> {
+    const KEY: &[u8] = b"\nSigIgn:";
+    let at = status.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let rest = status.get(at..)?;
+    let line = rest.split(|&b| b == b'\n').next()?;
+    let hex = std::str::from_utf8(line).ok()?.trim();
     u64::from_str_radix(hex, 16).ok()
 }
 
@@ -130,9 +153,16 @@ mod tests {
 
     #[test]
     fn the_ignored_mask_is_read_from_the_status_text() {
-        let status = "Name:\tx\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000003\nSigCgt:\t0\n";
+        let status =
+            b"Name:\tx\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000003\nSigCgt:\t0\n";
         assert_eq!(ignored_mask(status), Some(3));
-        assert_eq!(ignored_mask("Name:\tx\n"), None);
-        assert_eq!(ignored_mask("SigIgn:\tzz\n"), None);
+        assert_eq!(ignored_mask(b"Name:\tx\n"), None);
+        assert_eq!(ignored_mask(b"Name:\tx\nSigIgn:\tzz\n"), None);
+        assert_eq!(
+            ignored_mask(b"Name:\tx\nSigIgn:\t0000000000000001"),
+            Some(1)
+        );
+        // This process's own, read as the command reads it.
+        assert!(ignored_mask(&proc_status().expect("/proc/self/status")).is_some());
     }
 }

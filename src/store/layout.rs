@@ -157,16 +157,7 @@ fn find(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 /// extension, a `core.worktree`, a bare repository, a file gix cannot parse.
 fn configuration(git_dir: &Path) -> Option<gix::config::File> {
     use gix::config::Source;
-    let mut env = |name: &str| std::env::var_os(name);
-    let mut files = Vec::new();
-    for source in [Source::System, Source::Git, Source::User] {
-        // `GIT_CONFIG_GLOBAL` is both user files; gix reads a path once.
-        if let Some(path) = source.storage_location(&mut env)
-            && !files.iter().any(|(_, seen)| *seen == path)
-        {
-            files.push((source, path));
-        }
-    }
+    let mut files = user_and_system_configuration();
     files.push((Source::Local, git_dir.join("config")));
     let mut merged = gix::config::File::new(gix::config::file::Metadata::api());
     let mut worktree_config = None;
@@ -212,37 +203,10 @@ fn configuration(git_dir: &Path) -> Option<gix::config::File> {
 /// gix would wait on it for ever.
 fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
     use super::regular::refuse_waiting;
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let mut files: Vec<PathBuf> = Vec::new();
-    // As git and gix choose them: a variable names the file in place of the usual ones
-    // (set but empty: none at that level), and `GIT_CONFIG_NOSYSTEM` is a boolean as git
-    // reads one (`FALSE`, `0`, `off`: the system file is read).
-    let no_system = std::env::var_os("GIT_CONFIG_NOSYSTEM").is_some_and(|v| {
-        gix::config::Boolean::try_from(gix::bstr::BStr::new(v.as_encoded_bytes()))
-            .is_ok_and(|b| b.0)
-    });
-    if !no_system {
-        match std::env::var_os("GIT_CONFIG_SYSTEM") {
-            Some(system) => files.push(PathBuf::from(system)),
-            None => files.push("/etc/gitconfig".into()),
-        }
+    for (_, file) in user_and_system_configuration() {
+        refuse_waiting(&file)?;
     }
-    match std::env::var_os("GIT_CONFIG_GLOBAL") {
-        Some(global) => files.push(PathBuf::from(global)),
-        None => {
-            let home = var("HOME").map(PathBuf::from);
-            let config_home = var("XDG_CONFIG_HOME")
-                .map(PathBuf::from)
-                .or_else(|| home.as_ref().map(|h| h.join(".config")));
-            files.extend(home.map(|h| h.join(".gitconfig")));
-            files.extend(config_home.map(|c| c.join("git").join("config")));
-        }
-    }
-    files.retain(|file| !file.as_os_str().is_empty());
-    for file in &files {
-        refuse_waiting(file)?;
-    }
-    let git_dir = match var("GIT_DIR") {
+    let git_dir = match std::env::var_os("GIT_DIR").filter(|v| !v.is_empty()) {
         Some(named) => PathBuf::from(named),
         None => {
             let mut found = None;
@@ -257,13 +221,14 @@ fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
                     break;
                 }
                 // A `.git` file names the git directory; gix reads it.
-                refuse_waiting(&dot_git)?;
-                let Ok(text) = super::regular::read_to_string(&dot_git) else {
-                    continue;
-                };
-                if let Some(linked) = text.strip_prefix("gitdir: ") {
-                    found = Some(candidate.join(linked.trim_end()));
-                    break;
+                match linked_git_dir(&dot_git) {
+                    Ok(Some(linked)) => {
+                        found = Some(linked);
+                        break;
+                    }
+                    Ok(None) => continue,
+                    // Read without waiting; only a failure is looked at again.
+                    Err(_) => refuse_waiting(&dot_git)?,
                 }
             }
             let Some(found) = found else {
@@ -292,6 +257,51 @@ fn refuse_waiting_files(dir: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// The system's and the user's configuration files as gix (and git) choose them, in gix's
+/// order, each once: a variable names a file in place of the usual ones (set but empty: none
+/// at that level), and `GIT_CONFIG_NOSYSTEM` is a boolean as git reads one.
+fn user_and_system_configuration() -> Vec<(gix::config::Source, PathBuf)> {
+    use gix::config::Source;
+    let mut env = |name: &str| std::env::var_os(name);
+    let mut files: Vec<(Source, PathBuf)> = Vec::new();
+    for source in [Source::System, Source::Git, Source::User] {
+        // `GIT_CONFIG_GLOBAL` is both user files; gix reads a path once.
+        if let Some(path) = source.storage_location(&mut env)
+            && !path.as_os_str().is_empty()
+            && !files.iter().any(|(_, seen)| *seen == path)
+        {
+            files.push((source, path));
+        }
+    }
+    files
+}
+
+/// The git directory a `.git` file at `dot_git` names (`gitdir: <path>`, relative to the
+/// directory holding it), read without waiting: `None` for a file saying anything else, an
+/// `InvalidInput` error for a FIFO, socket or device (git reads no more than a line).
+pub(super) fn linked_git_dir(dot_git: &Path) -> std::io::Result<Option<PathBuf>> {
+    let bytes = super::regular::read_within(dot_git, 64 << 10)?;
+    let Some(line) = bytes.strip_prefix(b"gitdir: ") else {
+        return Ok(None);
+    };
+    let Ok(linked) = gix::path::from_byte_slice(line.trim_ascii_end()) else {
+        return Ok(None);
+    };
+    Ok(Some(match dot_git.parent() {
+        Some(holder) => holder.join(linked),
+        None => linked.to_path_buf(),
+    }))
+}
+
+/// Where git finds the user's `git/ignore` and `git/attributes` (and `git/config`):
+/// `$XDG_CONFIG_HOME`, else `~/.config`; an empty variable is an unset one, as git reads it.
+pub(super) fn git_config_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
 }
 
 /// One configuration file as gix reads it, without following includes; an absent file is

@@ -13,24 +13,25 @@ fn open_regular(
     path: &Path,
     options: &mut std::fs::OpenOptions,
 ) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
-    let refused = || {
+    let refused = |what: &str| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            format!(
-                "{} is not a regular file (a FIFO, socket or device): using it would wait for ever",
-                path.display()
-            ),
+            format!("{} is not a regular file ({what})", path.display()),
         )
     };
+    const WAITS: &str = "a FIFO, socket or device: using it would wait for ever";
     let file = match options.custom_flags(libc::O_NONBLOCK).open(path) {
         Ok(file) => file,
         // A FIFO opened to write, with no reader.
-        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(refused()),
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(refused(WAITS)),
         Err(e) => return Err(e),
     };
     let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(refused("a directory"));
+    }
     if !meta.is_file() && !is_dev_null(&meta) {
-        return Err(refused());
+        return Err(refused(WAITS));
     }
     Ok((file, meta))
 }
@@ -44,7 +45,18 @@ pub(crate) fn is_dev_null(meta: &std::fs::Metadata) -> bool {
 
 /// The regular file at `path` whole; not found is `NotFound`, as `std::fs::read` says it.
 pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_within(path, u64::MAX)
+}
+
+/// [`read`] of a file of at most `cap` bytes; a longer one is `InvalidData`.
+pub(crate) fn read_within(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     let (file, meta) = open_regular(path, std::fs::OpenOptions::new().read(true))?;
+    if meta.len() > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} is longer than {cap} bytes", path.display()),
+        ));
+    }
     // Sized from the one `fstat` taken (`File::read_to_end` would take another, and seek),
     // and read into the spare capacity: zeroing it first cost a status 30,000 instructions.
     // One byte more, so that the read that finds the end needs no growth.
@@ -123,6 +135,14 @@ mod tests {
             let e = open(path, std::fs::OpenOptions::new().append(true)).expect_err("refused");
             assert!(e.to_string().contains("is not a regular file"), "{e}");
         }
+        let e = read(dir.path()).expect_err("a directory");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} is not a regular file (a directory)",
+                dir.path().display()
+            )
+        );
         // Read as empty at once, as git reads it.
         let null = Path::new("/dev/null");
         assert_eq!(read(null).expect("read"), b"");

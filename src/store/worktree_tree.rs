@@ -199,13 +199,10 @@ impl Store {
         // Its index is in its own git directory, which its `.git` file names.
         let dot_git = top.join(".git");
         let index = match std::fs::symlink_metadata(&dot_git) {
-            Ok(meta) if meta.is_file() => read_regular_within(&dot_git, 64 << 10)
-                .and_then(|bytes| {
-                    let line = bytes.strip_prefix(b"gitdir: ")?.trim_ascii_end().to_vec();
-                    let dir = gix::path::from_bstring(gix::bstr::BString::from(line)).ok()?;
-                    Some(top.join(dir).join("index"))
-                })
-                .unwrap_or_else(|| dot_git.join("index")),
+            Ok(meta) if meta.is_file() => super::layout::linked_git_dir(&dot_git)
+                .ok()
+                .flatten()
+                .map_or_else(|| dot_git.join("index"), |dir| dir.join("index")),
             _ => dot_git.join("index"),
         };
         self.refuse_waiting_reads_in(top, &index, true)
@@ -223,10 +220,7 @@ impl Store {
             outside.push(dir.join("info").join("attributes"));
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        let config_home = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        let config_home = super::layout::git_config_home();
         // The ignore file below all others: `core.excludesFile`, else the XDG one (and
         // likewise for attributes): git reads the XDG file only where the setting is unset.
         let mut global_ignore = config_home.as_ref().map(|c| c.join("git").join("ignore"));
@@ -302,10 +296,7 @@ impl Store {
             return false;
         }
         // git reads these without being told to.
-        let config_home = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+        let config_home = super::layout::git_config_home();
         let mut files: Vec<PathBuf> = SYSTEM_FILES.iter().map(PathBuf::from).collect();
         files.push(self.git_dir().join("info").join("attributes"));
         files.push(self.common_dir().join("info").join("attributes"));
@@ -410,7 +401,6 @@ impl Tree<'_> {
             None => (Default::default(), !self.index.exists()),
         };
         let mut probe = Probe {
-            root: self.root,
             tracked: &tracked.entries,
             index_known: known,
             tree: self,
@@ -426,7 +416,6 @@ impl Tree<'_> {
 
 /// The walk of [`Store::refuse_waiting_reads`]: the directories `git add --all` reads.
 struct Probe<'a> {
-    root: &'a Path,
     /// The index's entries, sorted by path.
     tracked: &'a [IndexEntry],
     /// Whether `tracked` is the whole index (else any directory may have tracked files).
@@ -476,7 +465,7 @@ impl Probe<'_> {
         let mut pushed = false;
         if !ignored
             && names.iter().any(|(n, _)| n.as_bytes() == b".gitignore")
-            && let Ok(Some(list)) = ignore_list(&abs.join(".gitignore"), Some(self.root))
+            && let Ok(Some(list)) = ignore_list(&abs.join(".gitignore"), Some(self.tree.root))
         {
             self.ignores.push(list);
             pushed = true;
@@ -522,9 +511,7 @@ impl Probe<'_> {
         }
         walked
     }
-}
 
-impl Probe<'_> {
     /// The files `git status` in the submodule at `top` would wait on: its git directory's
     /// `info/exclude` and `info/attributes`, and what a walk of it as git walks it finds.
     fn submodule(&self, top: &Path, depth: usize) -> Result<(), StoreError> {
@@ -533,13 +520,10 @@ impl Probe<'_> {
             Ok(meta) if meta.is_dir() => dot_git,
             Ok(meta) => {
                 refuse_waiting(&dot_git, &meta)?;
-                let Some(dir) = read_regular_within(&dot_git, 64 << 10).and_then(|bytes| {
-                    let line = bytes.strip_prefix(b"gitdir: ")?.trim_ascii_end().to_vec();
-                    gix::path::from_bstring(gix::bstr::BString::from(line)).ok()
-                }) else {
-                    return refuse_waiting_below(top);
-                };
-                top.join(dir)
+                match super::layout::linked_git_dir(&dot_git) {
+                    Ok(Some(dir)) => dir,
+                    _ => return refuse_waiting_below(top),
+                }
             }
             Err(_) => return Ok(()),
         };

@@ -829,15 +829,16 @@ fn a_fifo_git_is_told_not_to_read_is_not_refused() {
         !ok && stderr.contains("system-config is not a regular file"),
         "{stderr}"
     );
-    let (ok, stderr) = run(&[]);
-    assert!(
-        !ok && stderr.contains("/.gitconfig is not a regular file"),
-        "{stderr}"
-    );
-    std::fs::remove_file(repo.home().join(".gitconfig")).expect("rm");
+    // In the order gix reads them: the XDG file, then `~/.gitconfig`.
     let (ok, stderr) = run(&[]);
     assert!(
         !ok && stderr.contains("/.config/git/config is not a regular file"),
+        "{stderr}"
+    );
+    std::fs::remove_file(repo.home().join(".config/git/config")).expect("rm");
+    let (ok, stderr) = run(&[]);
+    assert!(
+        !ok && stderr.contains("/.gitconfig is not a regular file"),
         "{stderr}"
     );
 }
