@@ -316,7 +316,7 @@ fn board_remote(
     }
     match session.load_config(None) {
         Ok(loaded) => {
-            if let Some(name) = loaded.config.remote {
+            if let Some(name) = loaded.config.remote.clone() {
                 if remotes.contains(&name) {
                     return Ok(Some(name));
                 }

@@ -44,7 +44,7 @@ pub struct Session {
     /// The last configuration text parsed, with where it came from: a long-lived server
     /// (`mcp`) reads the file again on every call, but parses it again only when it changed.
     /// Kept only once [`Self::remember_config`] was called.
-    parsed: Option<RefCell<Option<(String, Origin, Config)>>>,
+    parsed: Option<RefCell<Option<(Option<String>, Origin, std::sync::Arc<Config>)>>>,
     /// The environment commands run in, made when the first one runs.
     env: std::cell::OnceCell<CommandEnv>,
 }
@@ -73,7 +73,8 @@ impl Facts {
 /// The configuration in force, where it came from, and what the user must be warned about.
 #[derive(Clone)]
 pub struct Loaded {
-    pub config: Config,
+    /// Shared, not copied: a call's steps each ask for it, and a server's calls keep it.
+    pub config: std::sync::Arc<Config>,
     pub origin: Origin,
     pub warnings: Vec<Notice>,
 }
@@ -554,10 +555,7 @@ impl Session {
             }
             (_, None, None) => (None, Origin::Defaults),
         };
-        let config = match &text {
-            Some(text) => self.parse_config(text, &origin)?,
-            None => Config::default(),
-        };
+        let config = self.parse_config(text, &origin)?;
         if let (Some(fixed), Some(configured)) = (
             state.and_then(|s| s.main_branch.as_ref()),
             &config.main_branch,
@@ -589,19 +587,28 @@ impl Session {
         self.parsed = Some(RefCell::new(None));
     }
 
-    /// `Config::parse`, remembered as [`Self::remember_config`] says.
-    fn parse_config(&self, text: &str, origin: &Origin) -> Result<Config, ConfigError> {
+    /// `Config::parse` of `text` (the defaults where there is none), remembered as
+    /// [`Self::remember_config`] says.
+    fn parse_config(
+        &self,
+        text: Option<String>,
+        origin: &Origin,
+    ) -> Result<std::sync::Arc<Config>, ConfigError> {
+        let parse = |text: Option<&str>| match text {
+            Some(text) => Config::parse(text, origin).map(std::sync::Arc::new),
+            None => Ok(std::sync::Arc::new(Config::default())),
+        };
         let Some(parsed) = &self.parsed else {
-            return Config::parse(text, origin);
+            return parse(text.as_deref());
         };
         if let Some((seen, seen_origin, config)) = parsed.borrow().as_ref()
-            && seen == text
+            && *seen == text
             && seen_origin == origin
         {
             return Ok(config.clone());
         }
-        let config = Config::parse(text, origin)?;
-        *parsed.borrow_mut() = Some((text.to_string(), origin.clone(), config.clone()));
+        let config = parse(text.as_deref())?;
+        *parsed.borrow_mut() = Some((text, origin.clone(), config.clone()));
         Ok(config)
     }
 

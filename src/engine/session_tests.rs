@@ -4,6 +4,7 @@
 use super::*;
 use crate::engine::test_repo::Repo;
 use pretty_assertions::assert_eq;
+use std::sync::Arc;
 
 #[test]
 fn a_config_file_of_utf8_text_is_its_text() {
@@ -261,4 +262,38 @@ fn a_pin_names_mains_commit_and_its_config_blob() {
 fn a_session_outside_any_repository_is_refused() {
     let temp = tempfile::tempdir().expect("temp");
     assert!(Session::open(temp.path(), "w").is_err());
+}
+
+/// A server's session parses a configuration once and shares it from then on, the defaults
+/// too; a changed file is read again, and a session that keeps nothing parses anew.
+#[test]
+fn a_remembered_configuration_is_shared_until_its_file_changes() {
+    let repo = Repo::new();
+    let mut session = repo.session("w");
+    let fresh = |session: &Session| {
+        session.begin_call();
+        session.load_config(None).expect("load")
+    };
+    let first = fresh(&session);
+    assert!(
+        !Arc::ptr_eq(&first.config, &fresh(&session).config),
+        "kept nothing"
+    );
+    session.remember_config();
+    let defaults = fresh(&session);
+    assert_eq!(defaults.origin, Origin::Defaults);
+    assert!(
+        Arc::ptr_eq(&defaults.config, &fresh(&session).config),
+        "the defaults kept"
+    );
+    repo.write(config::FILE_NAME, "main_branch = \"develop\"\n");
+    let written = fresh(&session);
+    assert_eq!(written.origin, Origin::WorkingTree);
+    assert_eq!(written.config.main_branch.as_deref(), Some("develop"));
+    assert!(
+        Arc::ptr_eq(&written.config, &fresh(&session).config),
+        "the file's kept"
+    );
+    repo.write(config::FILE_NAME, "main_branch = \"trunk\"\n");
+    assert_eq!(fresh(&session).config.main_branch.as_deref(), Some("trunk"));
 }

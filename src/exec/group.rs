@@ -139,10 +139,10 @@ fn proc_status() -> Option<Vec<u8>> {
 
 /// The `SigIgn` mask of a `/proc/PID/status` text: bit N-1 set where signal N is ignored.
 fn ignored_mask(status: &[u8]) -> Option<u64> {
+    use gix::bstr::ByteSlice as _;
     const KEY: &[u8] = b"\nSigIgn:";
-    let at = status.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
-    let rest = status.get(at..)?;
-    let line = rest.split(|&b| b == b'\n').next()?;
+    let rest = status.get(status.find(KEY)? + KEY.len()..)?;
+    let line = rest.get(..rest.find_byte(b'\n').unwrap_or(rest.len()))?;
     let hex = std::str::from_utf8(line).ok()?.trim();
     u64::from_str_radix(hex, 16).ok()
 }

@@ -55,7 +55,7 @@ pub fn resolve_remote(session: &Session, named: Option<&str>) -> Result<String, 
     let configured = session
         .load_config(state.as_ref())
         .ok()
-        .and_then(|loaded| loaded.config.remote);
+        .and_then(|loaded| loaded.config.remote.clone());
     for candidate in configured.into_iter().chain(["origin".to_string()]) {
         if remotes.contains(&candidate) {
             return Ok(candidate);
