@@ -34,6 +34,9 @@ const MAX_ATTEMPTS: u32 = 100;
 /// leaves room for a loaded machine.
 const LOCK_HELD_BY_NOBODY: Duration = Duration::from_secs(2);
 
+/// A configuration's text (none: the defaults), where it came from, and what it parsed to.
+type ParsedConfig = (Option<String>, Origin, std::sync::Arc<Config>);
+
 /// A repository and workflow to act on.
 pub struct Session {
     pub store: Store,
@@ -44,7 +47,7 @@ pub struct Session {
     /// The last configuration text parsed, with where it came from: a long-lived server
     /// (`mcp`) reads the file again on every call, but parses it again only when it changed.
     /// Kept only once [`Self::remember_config`] was called.
-    parsed: Option<RefCell<Option<(Option<String>, Origin, std::sync::Arc<Config>)>>>,
+    parsed: Option<RefCell<Option<ParsedConfig>>>,
     /// The environment commands run in, made when the first one runs.
     env: std::cell::OnceCell<CommandEnv>,
 }
