@@ -141,10 +141,9 @@ fn main() {
         }
     }
     for run in 0..RUNS {
-        // The two builds take turns at going first: the round after the GREEN step's
-        // commits pays for their writes reaching the disk, and a fixed order put that on
-        // this build's figures alone (`status` +10–15 % against the baseline in the bench,
-        // −10 % in paired runs of the same two binaries outside it).
+        // The two builds take turns at going first, so that what the round before leaves
+        // (the GREEN step's commits reaching the disk) falls on both alike rather than on
+        // this build's figures alone.
         let mine = |samples: &mut Vec<[Vec<Duration>; 4]>| {
             for (fixture, samples) in fixtures.iter().zip(samples.iter_mut()) {
                 for (i, d) in fixture.round(this).into_iter().enumerate() {
