@@ -1,12 +1,16 @@
 //! `git orchestrate mcp`: a stdio MCP server on the official Rust SDK, exposing the
 //! agent tools as the same engine calls the commands make. One process per agent session
 //! keeps the repository open; the engine runs on one worker thread, one call at a time, while
-//! the protocol thread sends progress and hears cancellations. Nothing but the protocol is
+//! the protocol thread sends progress and hears cancellations. A `get_task` that only briefs
+//! is answered on the protocol thread itself while the engine thread is idle
+//! ([`Server::brief_at_once`]). Nothing but the protocol is
 //! written to stdout. On a ticket workflow the server plays one role (`--role`), and lists
 //! and takes only that role's tools.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, mpsc};
 use std::time::Duration;
 
 use clap::Args;
@@ -157,16 +161,23 @@ pub fn run(workflow: Option<&str>, args: &McpArgs) -> Result<Exit, Failure> {
         crate::engine::agent_hook::record_server_start(&session, &token.to_string_lossy());
     }
     let (jobs, inbox) = mpsc::channel();
-    let workflow = workflow.map(str::to_string);
+    let shared = Arc::new(Shared {
+        dir,
+        workflow: workflow.map(str::to_string),
+        pending: AtomicUsize::new(0),
+        serves: OnceLock::new(),
+    });
+    let engine = Arc::clone(&shared);
     std::thread::Builder::new()
         .name("engine".into())
-        .spawn(move || worker(dir, workflow, serving, inbox))?;
+        .spawn(move || worker(&engine, serving, inbox))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
         let server = Server {
             jobs,
+            shared,
             serving,
             names: serving.tools().into_iter().map(|t| t.name).collect(),
         };
@@ -200,9 +211,27 @@ enum Job {
     },
 }
 
+/// What the protocol thread and the engine thread both know.
+struct Shared {
+    dir: PathBuf,
+    /// The workflow asked for (`--workflow`), as each session is opened with it.
+    workflow: Option<String>,
+    /// Jobs handed to the engine thread and not answered yet.
+    pending: AtomicUsize,
+    /// The workflow the engine thread's session serves, once it has opened one.
+    serves: OnceLock<String>,
+}
+
+thread_local! {
+    /// The protocol thread's own session, for the calls it answers at once: a session holds
+    /// gix's repository, which stays on the thread that opened it.
+    static AT_ONCE: RefCell<Option<Session>> = const { RefCell::new(None) };
+}
+
 #[derive(Clone)]
 struct Server {
     jobs: mpsc::Sender<Job>,
+    shared: Arc<Shared>,
     serving: Serving,
     /// The served tools' names, made once: each call is checked against them, and making
     /// the tools (their schemas) cost more than a whole `get_task` (callgrind, 750,000
@@ -261,16 +290,17 @@ impl ServerHandler for Server {
                 None,
             ));
         }
+        if let Some(result) = self.brief_at_once(&name, request.arguments.as_ref()) {
+            return Ok(CallToolResponse::from(result));
+        }
         let cancel = Cancel::new();
         let (reply, mut answer) = oneshot::channel();
-        self.jobs
-            .send(Job::Call {
-                name,
-                args: request.arguments.unwrap_or_default(),
-                cancel: cancel.clone(),
-                reply,
-            })
-            .map_err(|_| McpError::internal_error("the engine thread is gone", None))?;
+        self.hand_over(Job::Call {
+            name,
+            args: request.arguments.unwrap_or_default(),
+            cancel: cancel.clone(),
+            reply,
+        })?;
         let token = context.meta.get_progress_token();
         let ticker = async {
             let Some(token) = token else {
@@ -358,12 +388,10 @@ impl ServerHandler for Server {
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri.clone();
         let (reply, answer) = oneshot::channel();
-        self.jobs
-            .send(Job::Read {
-                uri: uri.clone(),
-                reply,
-            })
-            .map_err(|_| McpError::internal_error("the engine thread is gone", None))?;
+        self.hand_over(Job::Read {
+            uri: uri.clone(),
+            reply,
+        })?;
         match answer.await {
             Ok(Ok(text)) => {
                 let mime = if uri == OUTPUT_URI {
@@ -380,6 +408,71 @@ impl ServerHandler for Server {
             Err(_) => Err(McpError::internal_error("the engine thread stopped", None)),
         }
     }
+}
+
+impl Server {
+    /// `job` to the engine thread, counted until it is answered.
+    fn hand_over(&self, job: Job) -> Result<(), McpError> {
+        self.shared.pending.fetch_add(1, Ordering::SeqCst);
+        self.jobs.send(job).map_err(|_| {
+            self.shared.pending.fetch_sub(1, Ordering::SeqCst);
+            McpError::internal_error("the engine thread is gone", None)
+        })
+    }
+
+    /// A `get_task` that only briefs (`engine::brief_only`), answered here from this thread's
+    /// own session: handing it to the engine thread and back cost two thread wake-ups, a
+    /// third of a warm call's round trip (docs/architecture.md, "Performance"). Only while the
+    /// engine thread is idle, so calls still take effect in the order they came, and only
+    /// for the workflow its session serves; `None` hands the call over as before: a call that
+    /// acts may run commands, and only the engine thread's can be cancelled.
+    fn brief_at_once(
+        &self,
+        name: &str,
+        args: Option<&Map<String, Value>>,
+    ) -> Option<CallToolResult> {
+        if self.serving != Serving::Tdd || name != GET_TASK || args.is_some_and(|a| !a.is_empty()) {
+            return None;
+        }
+        if self.shared.pending.load(Ordering::SeqCst) != 0 {
+            return None;
+        }
+        let serves = self.shared.serves.get()?;
+        AT_ONCE.with(|cell| {
+            let mut slot = cell.try_borrow_mut().ok()?;
+            if slot.is_none() {
+                *slot = Some(open_session(&self.shared).ok()?);
+            }
+            let session = slot.as_ref()?;
+            // Selected by git config when it opened, as the engine's was: that setting may
+            // have changed between the two.
+            if session.store.workflow() != serves {
+                return None;
+            }
+            session.begin_call();
+            let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                engine::brief_only(session)
+            }))
+            .ok()?
+            .ok()??;
+            Some(answered(Ok(get_task_answer(&report))))
+        })
+    }
+}
+
+/// A session as the server keeps one: its last workflow and configuration remembered.
+fn open_session(shared: &Shared) -> Result<Session, EngineError> {
+    let mut session = Session::open_selected(&shared.dir, shared.workflow.as_deref())?;
+    session.store.remember_workflows();
+    session.remember_config();
+    Ok(session)
+}
+
+/// `get_task`'s answer: a halt and a branch that could not be created are exits 10 and 4,
+/// errors.
+fn get_task_answer(report: &engine::GetTaskReport) -> Answer {
+    let stopped = report.halted || report.branch_blocked.is_some();
+    Answer::new(report.briefing.clone(), report).error_if(stopped)
 }
 
 /// The tools as MCP lists them: the schemas `git orchestrate schema [--role]` prints.
@@ -402,17 +495,15 @@ fn mcp_tools(serving: Serving) -> Vec<Tool> {
 }
 
 /// The engine thread: owns the session, answers one job at a time.
-fn worker(dir: PathBuf, workflow: Option<String>, serving: Serving, inbox: mpsc::Receiver<Job>) {
+fn worker(shared: &Shared, serving: Serving, inbox: mpsc::Receiver<Job>) {
+    let (dir, workflow) = (&shared.dir, &shared.workflow);
     let mut session: Option<Session> = None;
     for job in inbox {
         if session.is_none() {
-            session = Session::open_selected(&dir, workflow.as_deref())
-                .ok()
-                .map(|mut s| {
-                    s.store.remember_workflows();
-                    s.remember_config();
-                    s
-                });
+            session = open_session(shared).ok();
+            if let Some(s) = &session {
+                let _ = shared.serves.set(s.store.workflow().to_string());
+            }
         }
         match job {
             Job::Call {
@@ -429,7 +520,7 @@ fn worker(dir: PathBuf, workflow: Option<String>, serving: Serving, inbox: mpsc:
                             Serving::Ticket(role) => call_ticket(s, role, &name, &args),
                         })
                     }
-                    None => match Session::open_selected(&dir, workflow.as_deref()) {
+                    None => match Session::open_selected(dir, workflow.as_deref()) {
                         Ok(_) => error_result(&CommandError::new(
                             super::ErrorKind::Internal,
                             "the repository could not be opened".to_string(),
@@ -437,6 +528,9 @@ fn worker(dir: PathBuf, workflow: Option<String>, serving: Serving, inbox: mpsc:
                         Err(e) => error_result(&CommandError::from(e)),
                     },
                 };
+                // Counted off before the answer goes: once the client has it, the next call
+                // may be answered at once.
+                shared.pending.fetch_sub(1, Ordering::SeqCst);
                 let _ = reply.send(result);
             }
             Job::Read { uri, reply } => {
@@ -450,6 +544,7 @@ fn worker(dir: PathBuf, workflow: Option<String>, serving: Serving, inbox: mpsc:
                     }
                     None => Err("not inside a git repository with a working tree".to_string()),
                 };
+                shared.pending.fetch_sub(1, Ordering::SeqCst);
                 let _ = reply.send(result);
             }
         }
@@ -463,10 +558,7 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
     let outcome = match name {
         GET_TASK => no_arguments(args).and_then(|()| {
             let report = engine::get_task(session).map_err(refused)?;
-            // A halt and a branch that could not be created are exits 10 and 4: errors.
-            let stopped = report.halted || report.branch_blocked.is_some();
-            let text = report.briefing.clone();
-            Ok(Answer::new(text, &report).error_if(stopped))
+            Ok(get_task_answer(&report))
         }),
         SUBMIT_WORK => submit_kind(args).and_then(|(summary, kind)| {
             let report = engine::submit(session, &summary, &kind).map_err(refused)?;

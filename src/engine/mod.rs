@@ -62,7 +62,7 @@ pub use doctor::{Check, DoctorReport, Level, doctor};
 pub use error::{AuditProblem, EngineError, Unsafe};
 pub(crate) use error::{check_field, field_refused, io_error, wrong_state};
 pub use escape::{EscalateReport, ScopeReductionReport, escalate, request_scope_reduction};
-pub use get_task::{GetTaskReport, get_task};
+pub use get_task::{GetTaskReport, brief_only, get_task};
 pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{
     AnswerReport, ResumeReport, TreeApprovalAsked, TreeApprovalReport, approve, approve_tree,

@@ -1157,3 +1157,117 @@ fn the_server_answers_alike_over_sockets_and_files() {
     let said = std::fs::read_to_string(dir.path().join("out")).unwrap();
     assert_eq!(read(&said), expected, "{said}");
 }
+
+/// `get_task` over MCP against `get-task --json` run now: the text and the structured content
+/// alike (the text with its commands named as tools), and whether it is an error.
+async fn get_task_as_cli(
+    client: &RunningService<RoleClient, Client>,
+    repo: &TestRepo,
+    code: i32,
+) -> String {
+    let task = call(client, "get_task", json!({})).await;
+    let mut cli = repo.run(&["get-task", "--json"]).expect(code).json();
+    let briefing = for_mcp(cli["briefing"].as_str().unwrap());
+    assert_eq!(text(&task), briefing);
+    cli["briefing"] = json!(briefing);
+    assert_eq!(structured(&task), cli);
+    assert_eq!(is_error(&task), code != 0, "{briefing}");
+    briefing
+}
+
+/// A `get_task` that only briefs is answered by the server's protocol thread from a session of
+/// its own (src/cli/mcp.rs, `brief_at_once`): it reads the repository as it is at each call,
+/// whoever moved it (here the command line, between calls), exactly as `get-task` does.
+#[test]
+fn a_briefing_answered_at_once_reads_the_repository_as_it_is_at_each_call() {
+    let repo = TestRepo::at_green_step();
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        // The engine thread's first, then the protocol thread's.
+        let green = get_task_as_cli(&client, &repo, 0).await;
+        assert!(green.contains("STEP 1.2 (GREEN)"), "{green}");
+        assert_eq!(get_task_as_cli(&client, &repo, 0).await, green);
+
+        // A failing attempt made on the command line: the next briefing is the next attempt's.
+        std::fs::remove_file(repo.path.join("add.sh")).unwrap();
+        repo.submit_test(RED, Some("PASS")).expect(1);
+        let again = get_task_as_cli(&client, &repo, 0).await;
+        assert_ne!(again, green, "the briefing follows the failed attempt");
+
+        // Each failed attempt's briefing, up to where escalating unlocks (attempt 10).
+        let mut seen = vec![green, again];
+        for attempt in 2..=10 {
+            repo.submit_test(&format!("echo 'failure {attempt}'; exit 1"), None)
+                .expect(1);
+            let now = get_task_as_cli(&client, &repo, 0).await;
+            assert!(!seen.contains(&now), "attempt {attempt}: {now}");
+            seen.push(now);
+        }
+        // A halt made on the command line: the briefing is the halt's, an error (exit 10).
+        repo.run_with_stdin(&["escalate", "--report", "-"], "# the key is missing\n")
+            .expect(10);
+        let halted = get_task_as_cli(&client, &repo, 10).await;
+        assert!(halted.contains("the key is missing"), "{halted}");
+        client.cancel().await.unwrap();
+    });
+    repo.run(&["audit"]).expect(0);
+}
+
+/// The protocol thread answers for the workflow the engine thread serves, never for one git
+/// config selects after the server started: both were opened by that setting, at different
+/// times.
+#[test]
+fn a_briefing_answered_at_once_is_the_served_workflows_after_the_selection_changed() {
+    let repo = TestRepo::at_green_step();
+    repo.git(&["config", "orchestrate.workflow", "second"]);
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let first = call(&client, "get_task", json!({})).await;
+        assert_eq!(structured(&first)["workflow"], "second");
+        // Now `main`, at its GREEN step (a briefing the protocol thread would answer), is the
+        // one git config selects.
+        repo.git(&["config", "--unset", "orchestrate.workflow"]);
+        for _ in 0..2 {
+            let task = call(&client, "get_task", json!({})).await;
+            assert_eq!(structured(&task)["workflow"], "second", "{}", text(&task));
+            assert_eq!(text(&task), text(&first));
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+/// A `get_task` sent while a `submit_work` runs waits for it, as every call did when only the
+/// engine thread answered: it is not answered at once from the state before the submit.
+#[test]
+fn a_briefing_asked_for_during_a_submit_is_the_one_after_it() {
+    let repo = TestRepo::at_green_step();
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        // The protocol thread would answer this one at once.
+        let green = call(&client, "get_task", json!({})).await;
+        assert!(text(&green).contains("STEP 1.2 (GREEN)"), "{}", text(&green));
+        let started = repo.path.join("started");
+        let submit = call(
+            &client,
+            "submit_work",
+            json!({"summary": "slow", "test_command": "touch started; sleep 2; exit 1", "expectation": "PASS"}),
+        );
+        let asked = async {
+            for _ in 0..400 {
+                if started.exists() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            assert!(started.exists(), "the submit's test started");
+            call(&client, "get_task", json!({})).await
+        };
+        let (submitted, task) = tokio::join!(submit, asked);
+        assert_eq!(structured(&submitted)["status"], "FAILURE", "{}", text(&submitted));
+        let mut cli = repo.run(&["get-task", "--json"]).expect(0).json();
+        cli["briefing"] = json!(for_mcp(cli["briefing"].as_str().unwrap()));
+        assert_eq!(structured(&task), cli);
+        assert_ne!(text(&task), text(&green));
+        client.cancel().await.unwrap();
+    });
+}

@@ -73,6 +73,40 @@ pub fn get_task(session: &Session) -> Result<GetTaskReport, EngineError> {
     Ok(brief(session)?.report(session))
 }
 
+/// `get-task` where it would only brief: no plan push to adopt, the workflow exists and is
+/// past INITIALIZING (no remote to read for main), and its state asks for no orchestrator
+/// step (`GetTaskStep::Brief` or `Halted`). Then it reads and writes nothing but what
+/// [`get_task`] reads, starts no process, and answers what [`get_task`] would answer.
+/// `None` where [`get_task`] would act or refuse: the caller runs that instead.
+///
+/// For a caller that can answer a read at once but must hand anything that acts to a
+/// thread that can be cancelled (the MCP server, src/cli/mcp.rs).
+pub fn brief_only(session: &Session) -> Result<Option<GetTaskReport>, EngineError> {
+    session.with_retries(|| {
+        if session.store.plan_push().is_some() {
+            return Ok(None);
+        }
+        let Some(snap) = session
+            .store
+            .read_workflow()?
+            .and_then(|workflow| workflow.into_tdd())
+        else {
+            return Ok(None);
+        };
+        if snap.state.status() == Status::Initializing {
+            return Ok(None);
+        }
+        match workflow::get_task_step(&snap.state, snap.summary.as_ref()) {
+            GetTaskStep::Brief | GetTaskStep::Halted => {}
+            _ => return Ok(None),
+        }
+        // As `attempt` does when its first step is to brief: nothing done, nothing noted.
+        let facts = session.facts(Some(&snap.state))?;
+        let report = report(session, &facts, snap, &[], Vec::new(), None)?;
+        Ok(Some(report.report(session)))
+    })
+}
+
 /// What `get-task` found in the selected workflow, told by its first read.
 pub enum Task {
     Tdd(Box<GetTaskReport>),
