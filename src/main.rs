@@ -26,7 +26,13 @@ extern "C" fn main(
     git_orchestrate::cli::keep_standard_descriptors();
     // A panic must not unwind out of an `extern "C"` function (that aborts): it is reported
     // by the panic hook, as std's start-up would, and exits 101.
-    let status = std::panic::catch_unwind(git_orchestrate::cli::main).unwrap_or(101);
+    let status = std::panic::catch_unwind(|| {
+        // The tests' panic at start (`GIT_ORCHESTRATE_CRASH_AT=panic:start`, debug builds
+        // only): what unwinds it is linked in by build.rs, not loaded from libgcc_s.
+        git_orchestrate::exec::crash::crash_point("start");
+        git_orchestrate::cli::main()
+    })
+    .unwrap_or(101);
     // `exit` flushes standard output first, as returning from a Rust `main` does.
     std::process::exit(std::ffi::c_int::from(status))
 }

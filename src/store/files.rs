@@ -24,11 +24,19 @@ pub fn overwrite(path: &Path, bytes: &[u8]) -> bool {
         return false;
     };
     let mut file = std::fs::File::from(fd);
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
+    let Some(length) = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+    else {
         return false;
-    }
-    // Written, then cut to its length: never cut to nothing, which is what ext4 flushes.
-    file.write_all(bytes).is_ok() && file.set_len(bytes.len() as u64).is_ok()
+    };
+    // Written, then cut to its length: never cut to nothing, which is what ext4 flushes. A
+    // record as long as the last (a tip, every time) needs no cut: ext4 runs its whole
+    // truncation for a `ftruncate` to the size a file has already.
+    let wanted = bytes.len() as u64;
+    file.write_all(bytes).is_ok() && (length == wanted || file.set_len(wanted).is_ok())
 }
 
 /// `bytes` as a new file at `path`, in a directory made for it, after [`overwrite`] found
@@ -201,6 +209,13 @@ mod tests {
         assert!(overwrite(&path, b"shorter\n"));
         assert_eq!(std::fs::read(&path).expect("read"), b"shorter\n");
         assert_eq!(std::fs::metadata(&path).expect("stat").ino(), inode);
+        // As long as the last, longer, then as long again.
+        assert!(overwrite(&path, b"written\n"));
+        assert_eq!(std::fs::read(&path).expect("read"), b"written\n");
+        assert!(overwrite(&path, b"a longer record\n"));
+        assert_eq!(std::fs::read(&path).expect("read"), b"a longer record\n");
+        assert!(overwrite(&path, b"a record again\n"));
+        assert_eq!(std::fs::read(&path).expect("read"), b"a record again\n");
 
         let target = temp.path().join("elsewhere");
         std::fs::write(&target, "mine").expect("target");

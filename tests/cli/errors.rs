@@ -508,3 +508,33 @@ fn an_unknown_ref_backend_is_refused_by_name_and_nothing_is_written() {
     assert_eq!(repo.git(&["for-each-ref", "refs/orchestrator"]), "");
     assert!(!repo.path.join(".orchestrate.toml").exists());
 }
+
+/// The program links gcc's unwinder in statically (build.rs): it loads no libgcc_s, and a
+/// panic still unwinds to the entry point's catch, which reports it and exits 101.
+#[test]
+fn a_panic_unwinds_to_exit_101_with_no_libgcc_s_loaded() {
+    let repo = TestRepo::new();
+    let out = repo
+        .command(crate::support::BIN, ["status"])
+        .env("GIT_ORCHESTRATE_CRASH_AT", "panic:start")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stderr}");
+    assert!(stderr.contains("crash point start"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    // Without the panic, the same call answers.
+    repo.run(&["status"]).expect(0);
+
+    let dynamic = std::process::Command::new("readelf")
+        .args(["--dynamic", crate::support::BIN])
+        .output()
+        .expect("readelf (binutils) runs");
+    let dynamic = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(
+        dynamic.contains("(NEEDED)") && dynamic.contains("libc.so"),
+        "{dynamic}"
+    );
+    assert!(!dynamic.contains("libgcc_s"), "{dynamic}");
+}
