@@ -12,6 +12,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod crash;
 pub mod demo;
 pub mod engine;
 pub mod environ;

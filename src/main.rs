@@ -29,7 +29,7 @@ extern "C" fn main(
     let status = std::panic::catch_unwind(|| {
         // The tests' panic at start (`GIT_ORCHESTRATE_CRASH_AT=panic:start`, debug builds
         // only): what unwinds it is linked in by build.rs, not loaded from libgcc_s.
-        git_orchestrate::exec::crash::crash_point("start");
+        git_orchestrate::crash::crash_point("start");
         git_orchestrate::cli::main()
     })
     .unwrap_or(101);

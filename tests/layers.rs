@@ -12,7 +12,7 @@ type Edges = BTreeMap<Vec<String>, BTreeSet<Vec<String>>>;
 /// The layers, lowest first: a module may import from its own top-level module and from
 /// modules of a lower layer only. The crate root (`lib.rs`: a few constants) is below all.
 const LAYERS: &[&[&str]] = &[
-    &["input", "glob", "environ"],
+    &["input", "glob", "environ", "crash"],
     &["workflow"],
     &["store"],
     &["config"],

@@ -605,7 +605,7 @@ pub(crate) fn land(
         store.note_plan_push(&lease.name, pending.tip, transition);
     }
     let pushed = push_claim(session, lease, &name, pending.commit, transition);
-    crate::exec::crash::crash_point("plan-pushed");
+    crate::crash::crash_point("plan-pushed");
     // Read back even when the push failed: a push whose answer was lost may have landed,
     // and a claim of ours left there with nothing here would lock this workflow out.
     let (now_there, _) = match read_remote(session, &lease.name, &pending.pr) {

@@ -6,7 +6,6 @@ pub mod agent;
 pub mod cancel;
 pub mod command;
 pub mod confine;
-pub mod crash;
 pub mod env;
 pub mod git;
 mod group;

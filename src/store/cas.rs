@@ -8,6 +8,7 @@ use gix::refs::{FullName, Target};
 
 use super::flocks::exclusive_lock;
 use super::names::WORKFLOWS;
+use super::tips::Intent;
 use super::{Store, WriteError, git_err};
 
 impl Store {
@@ -53,7 +54,10 @@ impl Store {
             .and_then(|w| exclusive_lock(&self.tip_marker(w).with_extension("tips-lock")).ok());
         // Written before the ref moves: a kill between the move and the marker's rewrite
         // leaves this, which `audit` takes as our own move, and nothing else does.
-        let intent = workflow.and_then(|w| self.note_intent(w, expected, new));
+        let intent = workflow.and_then(|w| match &_turn {
+            Some(_) => self.note_intent_in_turn(w, expected, new),
+            None => self.note_intent(w, expected, new).map(Intent::Own),
+        });
         let result = match commands {
             None if let Some(moved) =
                 self.move_plain_ref(name, expected, new, &message, signature) =>
@@ -80,6 +84,10 @@ impl Store {
                 }
             }
         };
+        if result.is_ok() {
+            // The tests' kill between the ref's move and the marker's rewrite.
+            crate::crash::crash_point("ref-moved");
+        }
         let marked = match (&result, workflow) {
             (Ok(_), Some(workflow)) => self.remember_tip(workflow, new),
             _ => true,
@@ -88,7 +96,7 @@ impl Store {
         if let Some(intent) = intent
             && marked
         {
-            let _ = std::fs::remove_file(intent);
+            Store::clear_intent(intent);
             // The marker is the tip again, so what killed writers left explains nothing any
             // more; holding the turn, no other writer is between its intent and its marker.
             if let (Some(_), Some(workflow)) = (&_turn, workflow) {

@@ -109,13 +109,57 @@ impl Store {
             std::process::id()
         );
         let path = marker.with_file_name(name);
-        let old = old.map_or_else(|| "0".repeat(new.to_string().len()), |o| o.to_string());
-        let line = format!("{old} {new}\n");
+        let line = intent_line(old, new);
         if std::fs::write(&path, &line).is_err() {
             std::fs::create_dir_all(path.parent()?).ok()?;
             std::fs::write(&path, &line).ok()?;
         }
         Some(path)
+    }
+
+    /// As [`Store::note_intent`], for a writer holding the writers' turn: the intent written
+    /// over in place in the one file kept for it (`<workflow>.intent.0`; no process has pid
+    /// 0), made once and never removed, only cleared ([`Store::clear_intent`]). A file made
+    /// and removed at every write cost a new inode each time, which ext4 looks for past every
+    /// inode freed in its group in the last seconds (docs/architecture.md, "Performance").
+    /// Where the slot still holds an intent a killed writer left, that intent must stay to
+    /// explain its move: this write's goes to a file of its own, as before.
+    pub(super) fn note_intent_in_turn(
+        &self,
+        workflow: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+    ) -> Option<Intent> {
+        let slot = self.intent_slot(workflow)?;
+        let line = intent_line(old, new);
+        let taken = match read_slot(&slot) {
+            Slot::Live => false,
+            Slot::Clear => super::files::overwrite(&slot, line.as_bytes()),
+            Slot::Missing => super::files::create_anew(&slot, line.as_bytes()).is_ok(),
+        };
+        if taken {
+            return Some(Intent::Slot(slot, line.len()));
+        }
+        self.note_intent(workflow, old, new).map(Intent::Own)
+    }
+
+    /// The intent this write left, done with: its own file removed, the slot cleared (a
+    /// line of one word, as long as the intent, which no reader takes for a move).
+    pub(super) fn clear_intent(intent: Intent) {
+        match intent {
+            Intent::Own(path) => {
+                let _ = std::fs::remove_file(path);
+            }
+            Intent::Slot(path, length) => {
+                let _ = super::files::overwrite(&path, cleared_line(length).as_bytes());
+            }
+        }
+    }
+
+    fn intent_slot(&self, workflow: &str) -> Option<PathBuf> {
+        let marker = self.tip_marker(workflow);
+        let name = format!("{}.intent.0", marker.file_name()?.to_string_lossy());
+        Some(marker.with_file_name(name))
     }
 
     /// The moves of `workflow`'s ref this program had begun when it was stopped: `(old,
@@ -132,8 +176,14 @@ impl Store {
     /// marker left behind: called once the marker is the tip again, with the writers' turn
     /// held, when none of them can explain anything.
     pub(super) fn forget_unfinished_moves(&self, workflow: &str) {
-        for (path, _, _) in self.intent_files(workflow) {
-            let _ = std::fs::remove_file(path);
+        let slot = self.intent_slot(workflow);
+        for (path, old, new) in self.intent_files(workflow) {
+            if Some(&path) == slot.as_ref() {
+                let length = old.len() + 1 + new.len() + 1;
+                let _ = super::files::overwrite(&path, cleared_line(length).as_bytes());
+            } else {
+                let _ = std::fs::remove_file(path);
+            }
         }
     }
 
@@ -389,4 +439,49 @@ fn reflog_entry(line: &str) -> Option<ReflogEntry> {
         new: id(words.next())?,
         message: message.to_string(),
     })
+}
+
+/// An intent a write left: a file of its own, or the slot of the writers' turn with the
+/// length of the line written there.
+pub(super) enum Intent {
+    Own(PathBuf),
+    Slot(PathBuf, usize),
+}
+
+/// What the intent slot holds.
+enum Slot {
+    /// No file yet.
+    Missing,
+    /// A cleared line, or anything else that names no move.
+    Clear,
+    /// A move a writer noted and did not clear: killed, or still at work without the turn.
+    Live,
+}
+
+/// Read without waiting; anything but a regular file (a FIFO, a device, a directory) counts
+/// as taken, and is neither written through nor removed. A link is read through, and then
+/// not written through ([`super::files::overwrite`] does not follow one).
+fn read_slot(path: &std::path::Path) -> Slot {
+    match crate::input::read_file(path, 256) {
+        Ok(Some(text)) if String::from_utf8_lossy(&text).split_whitespace().count() == 2 => {
+            Slot::Live
+        }
+        Ok(Some(_)) => Slot::Clear,
+        Ok(None) => Slot::Missing,
+        Err(_) => Slot::Live,
+    }
+}
+
+/// `OLD NEW\n`, the move an intent names (zeros for a ref made anew).
+fn intent_line(old: Option<ObjectId>, new: ObjectId) -> String {
+    let old = old.map_or_else(|| "0".repeat(new.to_string().len()), |o| o.to_string());
+    format!("{old} {new}\n")
+}
+
+/// `length` bytes that name no move: one word, then spaces and a newline.
+fn cleared_line(length: usize) -> String {
+    let mut line = String::from("-");
+    line.push_str(&" ".repeat(length.saturating_sub(2)));
+    line.push('\n');
+    line
 }

@@ -424,7 +424,125 @@ fn a_tip_marker_one_transition_behind_after_a_kill_is_no_forgery() {
         .filter(|name| name.starts_with("main.intent."))
         .collect();
     left.sort();
-    assert_eq!(left, ["main.intent.77"]);
+    // `main.intent.0` is the writers' own, cleared (one word names no move).
+    assert_eq!(left, ["main.intent.0", "main.intent.77"]);
+    assert_eq!(
+        std::fs::read_to_string(tips.join("main.intent.0"))
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        ["-"]
+    );
+    repo.run(&["audit"]).expect(0);
+}
+
+/// Writers taking turns note their intent in one file written over in place
+/// (`main.intent.0`) and clear it after the marker, so no file is made or removed at each
+/// write. An intent a killed writer left there stays, explaining its move, until a write
+/// puts the marker back at the tip; the write that finds it notes its own intent in a file of
+/// its own meanwhile.
+#[test]
+fn the_intent_slot_is_written_over_in_place_and_a_killed_writers_intent_stays_there() {
+    use std::os::unix::fs::MetadataExt as _;
+    let repo = TestRepo::at_first_step();
+    let tips = repo.path.join(".git/orchestrator/tips");
+    let slot = tips.join("main.intent.0");
+    let intents = || {
+        let mut names: Vec<String> = std::fs::read_dir(&tips)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("main.intent."))
+            .collect();
+        names.sort();
+        names
+    };
+    let words = || {
+        std::fs::read_to_string(&slot)
+            .unwrap()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    repo.submit_test(crate::support::RED, Some("FAIL"))
+        .expect(3);
+    assert_eq!(intents(), ["main.intent.0"]);
+    assert_eq!(words(), ["-"]);
+    let inode = std::fs::metadata(&slot).unwrap().ino();
+    let before = repo.tip().unwrap();
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    let after = repo.tip().unwrap();
+    assert_ne!(before, after);
+    assert_eq!(
+        std::fs::metadata(&slot).unwrap().ino(),
+        inode,
+        "written over in place"
+    );
+    assert_eq!(words(), ["-"]);
+    assert_eq!(intents(), ["main.intent.0"]);
+
+    // As a writer killed between the ref's move and the marker's rewrite leaves them.
+    std::fs::write(tips.join("main"), format!("{before}\n")).unwrap();
+    std::fs::write(&slot, format!("{before} {after}\n")).unwrap();
+    repo.run(&["audit"]).expect(0);
+    // Cleared, it explains nothing.
+    std::fs::write(&slot, format!("-{}\n", " ".repeat(80))).unwrap();
+    repo.run(&["audit"]).expect(1).says(&format!(
+        "was moved on from {before}, the tip git-orchestrate last wrote, by something else"
+    ));
+    std::fs::write(&slot, format!("{before} {after}\n")).unwrap();
+
+    // The next write, killed the same way: the slot's intent stays, and its own, in a
+    // file of its own, carries the chain on to the tip.
+    let killed = repo
+        .command(
+            crate::support::BIN,
+            [
+                "submit-work",
+                "--summary",
+                "did the step",
+                "--test-command",
+                crate::support::RED,
+                "--expectation",
+                "PASS",
+            ],
+        )
+        .env("GIT_ORCHESTRATE_CRASH_AT", "ref-moved")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(killed.status.code(), None, "killed: {killed:?}");
+    let moved = repo.tip().unwrap();
+    assert_ne!(moved, after);
+    assert_eq!(words(), [before.clone(), after.clone()]);
+    let own: Vec<String> = intents()
+        .into_iter()
+        .filter(|name| name != "main.intent.0")
+        .collect();
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert_eq!(
+        std::fs::read_to_string(tips.join(&own[0])).unwrap(),
+        format!("{after} {moved}\n")
+    );
+    repo.run(&["audit"]).expect(0);
+
+    // The next write leaves the marker at the tip: both intents explain nothing any more,
+    // the slot is cleared and the other file removed.
+    std::fs::remove_file(repo.path.join("add.sh")).ok();
+    repo.submit_test(crate::support::RED, Some("PASS"))
+        .expect(1);
+    assert_eq!(
+        std::fs::read_to_string(tips.join("main")).unwrap().trim(),
+        repo.tip().unwrap()
+    );
+    assert_eq!(intents(), ["main.intent.0"]);
+    assert_eq!(words(), ["-"]);
     repo.run(&["audit"]).expect(0);
 }
 
