@@ -124,7 +124,7 @@ fn main() {
     let this = this.as_path();
     let baseline_source = baseline.clone();
     let baseline = baseline.map(|old| fresh_copy(&old, &copies.path().join("baseline")));
-    let green = GreenStep::new();
+    let green = GreenStep::new(this);
     let hooks = HookBench::new();
     let mut pass_samples = Vec::new();
     let mut pass_base = Vec::new();
@@ -1007,6 +1007,8 @@ fn children_cpu() -> Duration {
 /// test again (docs/integrity.md), one process more. The workflow ref is put back before
 /// each run, so every run does the same work.
 struct GreenStep {
+    /// The program timed: this build's copy (`fresh_copy`).
+    bin: PathBuf,
     dir: PathBuf,
     tip: String,
     /// The workflow before its RED step: a failing RED is timed from here.
@@ -1015,7 +1017,7 @@ struct GreenStep {
 }
 
 impl GreenStep {
-    fn new() -> GreenStep {
+    fn new(bin: &Path) -> GreenStep {
         let (temp, dir) = planned_repo();
         let red_tip = Store::discover(&dir, "main")
             .expect("store")
@@ -1041,6 +1043,7 @@ impl GreenStep {
         let store = Store::discover(&dir, "main").expect("store");
         let tip = store.tip().expect("tip").expect("exists").to_string();
         GreenStep {
+            bin: bin.to_path_buf(),
             dir,
             tip,
             red_tip,
@@ -1079,7 +1082,7 @@ impl GreenStep {
         };
         let (base, _) = time("git", &["rev-parse", "HEAD"]);
         let (submit, code) = time(
-            BIN,
+            self.bin.to_str().expect("a UTF-8 path"),
             &["submit-work", "-s", "bench", "--test-command", GREEN_TEST],
         );
         assert_eq!(code, Some(expected), "the step's submit-work");
