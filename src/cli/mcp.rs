@@ -218,8 +218,9 @@ struct Shared {
     workflow: Option<String>,
     /// Jobs handed to the engine thread and not answered yet.
     pending: AtomicUsize,
-    /// The workflow the engine thread's session serves, once it has opened one.
-    serves: OnceLock<String>,
+    /// The workflow the engine thread's session serves, and the git directory it is in, once
+    /// it has opened one.
+    serves: OnceLock<(String, PathBuf)>,
 }
 
 thread_local! {
@@ -424,7 +425,7 @@ impl Server {
     /// own session: handing it to the engine thread and back cost two thread wake-ups, a
     /// third of a warm call's round trip (docs/architecture.md, "Performance"). Only while the
     /// engine thread is idle, so calls still take effect in the order they came, and only
-    /// for the workflow its session serves; `None` hands the call over as before: a call that
+    /// for the workflow its session serves, in the same repository; `None` hands the call over as before: a call that
     /// acts may run commands, and only the engine thread's can be cancelled.
     fn brief_at_once(
         &self,
@@ -444,9 +445,9 @@ impl Server {
                 *slot = Some(open_session(&self.shared).ok()?);
             }
             let session = slot.as_ref()?;
-            // Selected by git config when it opened, as the engine's was: that setting may
-            // have changed between the two.
-            if session.store.workflow() != serves {
+            // Found and selected when it opened, as the engine's was: `.git` or the setting
+            // may have changed between the two.
+            if session.store.workflow() != serves.0 || session.store.git_dir() != serves.1 {
                 return None;
             }
             session.begin_call();
@@ -502,7 +503,10 @@ fn worker(shared: &Shared, serving: Serving, inbox: mpsc::Receiver<Job>) {
         if session.is_none() {
             session = open_session(shared).ok();
             if let Some(s) = &session {
-                let _ = shared.serves.set(s.store.workflow().to_string());
+                let _ = shared.serves.set((
+                    s.store.workflow().to_string(),
+                    s.store.git_dir().to_path_buf(),
+                ));
             }
         }
         match job {

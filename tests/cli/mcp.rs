@@ -1236,6 +1236,54 @@ fn a_briefing_answered_at_once_is_the_served_workflows_after_the_selection_chang
     });
 }
 
+/// Nor for another repository that a `.git` names by the time the protocol thread opens its
+/// session: the server runs in a directory of the repository, and a gitfile put there then
+/// names another; the engine thread's session stays in the one it found.
+#[test]
+fn a_briefing_answered_at_once_is_the_served_repositorys_after_a_gitfile_appeared() {
+    let repo = TestRepo::at_green_step();
+    let other = TestRepo::at_green_step();
+    std::fs::remove_file(other.path.join("add.sh")).unwrap();
+    other.submit_test(RED, Some("PASS")).expect(1);
+    let theirs = other.run(&["get-task", "--json"]).expect(0).json();
+    let sub = repo.path.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    runtime().block_on(async {
+        let mut command = repo.command(BIN, ["mcp"]);
+        command.current_dir(&sub);
+        let transport = TokioChildProcess::new(tokio::process::Command::from(command))
+            .expect("the server starts");
+        let client = Client {
+            info: ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("git-orchestrate-tests", "1"),
+            ),
+            progress: Arc::new(Mutex::new(Vec::new())),
+        }
+        .serve(transport)
+        .await
+        .expect("the handshake succeeds");
+        let first = call(&client, "get_task", json!({})).await;
+        assert!(
+            text(&first).contains("STEP 1.2 (GREEN)"),
+            "{}",
+            text(&first)
+        );
+        assert_ne!(structured(&first)["attempt"], theirs["attempt"]);
+        std::fs::write(
+            sub.join(".git"),
+            format!("gitdir: {}\n", other.path.join(".git").display()),
+        )
+        .unwrap();
+        for _ in 0..2 {
+            let task = call(&client, "get_task", json!({})).await;
+            assert_eq!(text(&task), text(&first));
+            assert_eq!(structured(&task), structured(&first));
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
 /// A `get_task` sent while a `submit_work` runs waits for it, as every call did when only the
 /// engine thread answered: it is not answered at once from the state before the submit.
 #[test]
