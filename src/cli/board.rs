@@ -62,24 +62,20 @@ pub fn run(
     if let Some(workflow) = &args.timeline {
         let report = engine::timeline(&open()?, workflow, args.remote.as_deref())?;
         if !ui.json_report(&report)? {
-            for line in timeline_lines(&report) {
-                ui.line(line)?;
-            }
+            ui.lines(timeline_lines(&report))?;
         }
         return Ok(Exit::Success);
     }
-    let report = engine::board_with(&open()?, args.remote.as_deref(), args.all)?;
+    // The table shows no ledger: only `--json` has one read.
+    let report = engine::board_with(&open()?, args.remote.as_deref(), args.all, ui.json)?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
-    for line in lines(&report) {
-        ui.line(line)?;
-    }
+    let mut text = lines(&report);
     if !ui.quiet {
-        for w in &report.warnings {
-            ui.line(warning(w))?;
-        }
+        text.extend(report.warnings.iter().map(|w| warning(w)));
     }
+    ui.lines(text)?;
     Ok(Exit::Success)
 }
 

@@ -52,6 +52,21 @@ impl Ui {
         writeln!(self.out, "{}", line.as_ref())
     }
 
+    /// `lines`, written at once: stdout writes a line at a time, and the board's hundred
+    /// rows were a hundred writes.
+    pub fn lines<S: AsRef<str>>(
+        &mut self,
+        lines: impl IntoIterator<Item = S>,
+    ) -> std::io::Result<()> {
+        let mut text = String::new();
+        for line in lines {
+            text.push_str(line.as_ref());
+            text.push('\n');
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
+
     /// A line for the person at the terminal when stdout is not theirs: hooks, whose
     /// stdout git may keep for itself.
     pub fn stderr_line(&mut self, line: impl AsRef<str>) -> std::io::Result<()> {
@@ -62,8 +77,10 @@ impl Ui {
 
     /// Prints a JSON object, adding `"schema": 1` first.
     pub fn json_object(&mut self, value: Value) -> std::io::Result<()> {
-        serde_json::to_writer_pretty(&mut self.out, &with_schema(value))?;
-        writeln!(self.out)?;
+        // Made whole, then written at once: stdout writes each line as it ends.
+        let mut text = serde_json::to_vec_pretty(&with_schema(value))?;
+        text.push(b'\n');
+        self.out.write_all(&text)?;
         self.out.flush()
     }
 

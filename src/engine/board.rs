@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::claims::{self, master_plan_text};
 use super::status::Progress;
 use super::{EngineError, Session};
-use crate::exec::GitError;
+use crate::exec::{GitError, StartedStatus};
 use crate::store::{
     Checkout, Claim, Snapshot, Store, StoreError, TicketSnapshot, branch_ref, tracking_ref,
     workflow_ref,
@@ -206,15 +206,18 @@ pub fn board_fingerprint(session: &Session) -> Result<String, EngineError> {
 
 /// Gathers the board: `remote` is `--remote`, else the one claims go through.
 pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, EngineError> {
-    board_with(session, remote, false)
+    board_with(session, remote, false, true)
 }
 
 /// As [`board`]; with `all`, the archived workflows too (`board --all`), which the live
-/// board never reads: its cost is the live workflows' (docs/refs.md, "The archive").
+/// board never reads: its cost is the live workflows' (docs/refs.md, "The archive"). Without
+/// `ledgers`, each row's `ledger` is left `None` and no workflow's history is read: the
+/// table people read shows none (docs/board.md, "The ledger").
 pub fn board_with(
     session: &Session,
     remote: Option<&str>,
     all: bool,
+    ledgers: bool,
 ) -> Result<BoardReport, EngineError> {
     let store = &session.store;
     let mut warnings = Vec::new();
@@ -229,64 +232,53 @@ pub fn board_with(
         }
     }
     // `git status` in each worktree that holds a workflow of this clone, started first: it
-    // runs while the rest is read.
+    // runs while the rest is read (`start_uncommitted_entries` says why a process, not a
+    // thread).
     let checkouts: Vec<Checkout> = store
         .checkouts()
         .into_iter()
         .filter(|c| local.contains_key(&c.workflow))
         .collect();
     let git = &session.git;
-    std::thread::scope(|scope| {
-        let statuses: Vec<_> = checkouts
-            .iter()
-            .map(|c| {
-                let at = git.at(&c.path);
-                // git would wait for ever there: the board says so for that worktree.
-                let waits = session.refuse_waiting_reads(Some(&c.path)).err();
-                scope.spawn(move || match waits {
-                    Some(e) => Err(GitError {
-                        command: "git status".into(),
-                        status: None,
-                        stderr: e.to_string(),
-                    }),
-                    None => at.uncommitted_entries(),
-                })
-            })
-            .collect();
-        let remote = board_remote(session, remote, &mut warnings)?;
-        let main_branch = session.main_branch(None)?;
-        let tracking = match &remote {
-            Some(remote) => store.tracking_workflows(remote)?,
-            None => BTreeMap::new(),
-        };
-        let names: BTreeSet<&String> = local.keys().chain(tracking.keys()).collect();
-        let mut report = gather(
-            session,
-            remote,
-            main_branch,
-            &names,
-            (&local, &tracking),
-            &mut warnings,
-        )?;
-        for row in &mut report.workflows {
-            row.archived = archived.contains(&row.workflow);
-        }
-        let statuses: Vec<Result<usize, GitError>> = statuses
-            .into_iter()
-            .map(|handle| {
-                handle.join().unwrap_or_else(|_| {
-                    Err(GitError {
-                        command: "git status".into(),
-                        status: None,
-                        stderr: "it panicked".into(),
-                    })
-                })
-            })
-            .collect();
-        attach_worktrees(session, &mut report, &checkouts, statuses, &mut warnings)?;
-        report.warnings = warnings;
-        Ok(report)
-    })
+    let statuses: Vec<Result<StartedStatus, GitError>> = checkouts
+        .iter()
+        .map(|c| {
+            // git would wait for ever there: the board says so for that worktree.
+            match session.refuse_waiting_reads(Some(&c.path)) {
+                Err(e) => Err(GitError {
+                    command: "git status".into(),
+                    status: None,
+                    stderr: e.to_string(),
+                }),
+                Ok(()) => Ok(git.at(&c.path).start_uncommitted_entries()),
+            }
+        })
+        .collect();
+    let remote = board_remote(session, remote, &mut warnings)?;
+    let main_branch = session.main_branch(None)?;
+    let tracking = match &remote {
+        Some(remote) => store.tracking_workflows(remote)?,
+        None => BTreeMap::new(),
+    };
+    let names: BTreeSet<&String> = local.keys().chain(tracking.keys()).collect();
+    let mut report = gather(
+        session,
+        (remote, main_branch),
+        &names,
+        (&local, &tracking),
+        ledgers,
+        &mut warnings,
+    )?;
+    for row in &mut report.workflows {
+        row.archived = archived.contains(&row.workflow);
+    }
+    let statuses: Vec<Result<usize, GitError>> = statuses
+        .into_iter()
+        .map(|started| started.and_then(StartedStatus::finish))
+        .collect();
+    attach_worktrees(session, &mut report, &checkouts, statuses, &mut warnings)?;
+    report.warnings = warnings;
+    Ok(report)
 }
 
 /// The remote shown: `asked` (which must exist), else the configured `remote`, else
@@ -340,10 +332,10 @@ fn board_remote(
 /// The rows and the unclaimed PRs, without the worktrees.
 fn gather(
     session: &Session,
-    remote: Option<String>,
-    main_branch: String,
+    (remote, main_branch): (Option<String>, String),
     names: &BTreeSet<&String>,
     (local, tracking): (&BTreeMap<String, ObjectId>, &BTreeMap<String, ObjectId>),
+    ledgers: bool,
     warnings: &mut Vec<String>,
 ) -> Result<BoardReport, EngineError> {
     // A hundred state blobs are deltas of one another once packed: decompressed once each.
@@ -360,7 +352,11 @@ fn gather(
     let claims = seen_claims(session, remote.as_deref(), now, warnings)?;
     let main_tip = store.ref_tip(&branch_ref(&main_branch))?;
     // The ledgers' run records, listed once.
-    let runs = store.local_runs()?;
+    let runs = if ledgers {
+        store.local_runs()?
+    } else {
+        BTreeMap::new()
+    };
     let keys = PrKeys::new(master.as_deref());
     let mut rows = Vec::new();
     for name in names {
@@ -396,7 +392,8 @@ fn gather(
             Ok(Read::Ticket(snap)) => describe_ticket(session, &mut row, &snap, main_tip),
             Err(e) => row.error = Some(e.to_string()),
         }
-        if row.error.is_none()
+        if ledgers
+            && row.error.is_none()
             && let Some(tip) = shown_tip
         {
             match workflow_ledger(store, &runs, name, tip) {
@@ -483,7 +480,8 @@ fn workflow_ledger(
     name: &str,
     tip: ObjectId,
 ) -> Result<Ledger, StoreError> {
-    let transitions = store.timed_transitions(tip, &workflow_ref(name))?;
+    let transitions =
+        store.transitions_with_attempts(tip, &workflow_ref(name), ledger::reads_attempt)?;
     let turns = match runs.get(name) {
         Some(tip) => Some(store.run_turn_records(*tip, LEDGER_TURNS)?),
         None => None,

@@ -18,5 +18,5 @@ pub mod ssh;
 pub use cancel::Cancel;
 pub use command::{RunOutput, ShellOptions, run_shell, run_shell_with, tail_lines};
 pub use env::CommandEnv;
-pub use git::{Git, GitError, ListedWorktree, LoggedCommit, MergeOutcome};
+pub use git::{Git, GitError, ListedWorktree, LoggedCommit, MergeOutcome, StartedStatus};
 pub use process::{Captured, path_with_first, run_captured};

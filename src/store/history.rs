@@ -5,6 +5,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 use super::{EVENT_HEADER, SIGNATURE_HEADER, Store, StoreError, format_time, git_err};
+use crate::workflow::ledger::Transition;
 
 /// What `audit` reads of a transition commit besides its state.
 #[derive(Clone, Debug)]
@@ -186,29 +187,49 @@ impl Store {
         &self,
         tip: ObjectId,
         reference: &str,
-    ) -> Result<Vec<crate::workflow::ledger::Transition>, StoreError> {
-        let mut out = Vec::new();
+    ) -> Result<Vec<Transition>, StoreError> {
+        self.transitions_with_attempts(tip, reference, |_, _| true)
+    }
+
+    /// [`Self::timed_transitions`], with the attempt of each transition read only where
+    /// `wanted(transition, the one after it)` says (0 elsewhere): reading it takes the
+    /// transition's tree and state, and the board's ledgers read a hundred chains
+    /// ([`crate::workflow::ledger::reads_attempt`]).
+    pub fn transitions_with_attempts(
+        &self,
+        tip: ObjectId,
+        reference: &str,
+        wanted: impl Fn(&Transition, Option<&Transition>) -> bool,
+    ) -> Result<Vec<Transition>, StoreError> {
+        let mut out: Vec<Transition> = Vec::new();
         let mut next = Some(tip);
         while let Some(id) = next {
-            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
-            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            // Through the store's reader: the board reads a hundred chains, and a tip twice.
+            let bytes = self
+                .object_of_kind(id, gix::objs::Kind::Commit)
+                .map_err(StoreError::Git)?;
+            let commit = gix::objs::CommitRef::from_bytes(&bytes, self.repo.object_hash())
+                .map_err(git_err)?;
+            let message = commit.message.to_str_lossy().into_owned();
             let time = commit.time().map(|t| t.seconds).unwrap_or_default();
-            next = commit.parent_ids().next().map(|p| p.detach());
+            next = commit.parents().next();
             let entry = parse_history_entry(id.to_string(), String::new(), &message);
-            // A ticket's commit holds no TDD state, and so no debugging attempt.
-            let attempt = match self.workflow_at(id, reference)? {
-                super::Workflow::Tdd(snapshot) => snapshot.state.attempts(),
-                super::Workflow::Ticket(_) => 0,
-            };
-            out.push(crate::workflow::ledger::Transition {
-                attempt,
+            let mut transition = Transition {
+                attempt: 0,
                 commit: entry.commit,
                 time,
                 event: entry.event,
                 from: entry.from,
                 to: entry.to,
                 step: entry.step,
-            });
+            };
+            // A ticket's commit holds no TDD state, and so no debugging attempt.
+            if wanted(&transition, out.last())
+                && let super::Workflow::Tdd(snapshot) = self.workflow_at(id, reference)?
+            {
+                transition.attempt = snapshot.state.attempts();
+            }
+            out.push(transition);
         }
         out.reverse();
         Ok(out)

@@ -99,6 +99,10 @@ pub struct Store {
     /// The last workflow decoded, by its commit and ref, for a store that lives across
     /// calls (the MCP server's): a commit never changes, so neither does what it holds.
     remembered: Option<std::cell::RefCell<Option<(ObjectId, String, Workflow)>>>,
+    /// Every object read, by id, for a store that reads many workflows at once
+    /// ([`Store::with_pack_cache`]): the board reads a tip's commit, tree and state again for
+    /// its ledger, and a hundred claims share one tree.
+    memo: Option<std::cell::RefCell<loose::Memo>>,
 }
 
 impl Store {
@@ -156,6 +160,7 @@ impl Store {
             selected_by_config: false,
             refs,
             remembered: None,
+            memo: None,
         })
     }
 
@@ -212,10 +217,11 @@ impl Store {
         &self.workflow
     }
 
-    /// This store, reading through a cache of decompressed pack entries: for a command that
-    /// reads many workflows at once (`board`), whose state blobs are deltas of one another in
-    /// a packed repository. The one-workflow commands keep gix's default, no cache, and the
-    /// memory it saves.
+    /// This store, reading through a cache of decompressed pack entries and keeping every
+    /// object it reads (up to [`loose::Memo::BYTES`]): for a command that reads many
+    /// workflows at once (`board`), whose state blobs are deltas of one another in a packed
+    /// repository. The one-workflow commands keep gix's default, no cache, and the memory it
+    /// saves.
     pub fn with_pack_cache(&self) -> Result<Store, StoreError> {
         const BYTES: usize = 16 << 20;
         let mut repo = self.repo.get()?.clone();
@@ -230,6 +236,7 @@ impl Store {
             refs: self.refs.clone(),
             loose: std::sync::Arc::clone(&self.loose),
             remembered: None,
+            memo: Some(std::cell::RefCell::new(loose::Memo::default())),
         })
     }
 

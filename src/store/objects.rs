@@ -193,13 +193,22 @@ impl Store {
     /// Object `id`, its kind and bytes: read by the store itself when it is loose
     /// (`loose.rs`), else by gix. The error says why, for the caller to name what it read.
     pub(super) fn object(&self, id: ObjectId) -> Result<super::loose::Found, String> {
-        if let Some(found) = self.loose.read(&id)? {
+        if let Some(found) = self.memo.as_ref().and_then(|memo| memo.borrow().get(&id)) {
             return Ok(found);
         }
-        let object = (self.repo().map_err(|e| e.to_string())?)
-            .find_object(id)
-            .map_err(|e| e.to_string())?;
-        Ok((object.kind, std::sync::Arc::from(object.data.as_slice())))
+        let found = match self.loose.read(&id)? {
+            Some(found) => found,
+            None => {
+                let object = (self.repo().map_err(|e| e.to_string())?)
+                    .find_object(id)
+                    .map_err(|e| e.to_string())?;
+                (object.kind, std::sync::Arc::from(object.data.as_slice()))
+            }
+        };
+        if let Some(memo) = &self.memo {
+            memo.borrow_mut().keep(id, &found);
+        }
+        Ok(found)
     }
 
     /// [`Self::object`], which must be of `kind`.

@@ -60,12 +60,22 @@ impl Store {
     /// exist (or, in the files backend, is symbolic).
     pub(super) fn direct_ref(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
         match self.ref_commands()? {
-            None => Ok(self
-                .refuse_waiting_ref(name)
-                .and_then(|()| self.repo())?
-                .try_find_reference(name)
-                .map_err(git_err)?
-                .and_then(|r| r.target().try_id().map(ToOwned::to_owned))),
+            None => {
+                // Its own file, without gix's packed-refs check: the board reads a hundred.
+                let file = self.loose_ref_file(name);
+                if let Ok(Some(id)) = file {
+                    return Ok(Some(id));
+                }
+                // No file there to wait on: packed, or none (its reflog gix does not read).
+                if file.is_ok() {
+                    self.refuse_waiting_ref(name)?;
+                }
+                Ok(self
+                    .repo()?
+                    .try_find_reference(name)
+                    .map_err(git_err)?
+                    .and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+            }
             Some(git) => Ok(listed(git, name)?
                 .into_iter()
                 .find(|(n, _)| n == name)
@@ -189,27 +199,50 @@ impl Store {
         if !prefix.starts_with("refs/") || !self.loose_only() {
             return None;
         }
+        use rustix::fs::{FileType, Mode, OFlags};
+        let hex_len = self.repo.object_hash().len_in_hex();
         let mut found = BTreeMap::new();
         let mut pending = vec![dir.to_string()];
         while let Some(dir) = pending.pop() {
-            let entries = match std::fs::read_dir(common.join(&dir)) {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let fd = match rustix::fs::open(common.join(&dir), flags, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) => continue,
                 Err(_) => return None,
             };
-            for entry in entries {
+            let mut entries = rustix::fs::Dir::new(fd).ok()?;
+            while let Some(entry) = entries.read() {
                 let entry = entry.ok()?;
-                let name = format!("{dir}/{}", entry.file_name().to_str()?);
-                let kind = entry.file_type().ok()?;
-                if kind.is_dir() {
+                let file = entry.file_name();
+                if file == c"." || file == c".." {
+                    continue;
+                }
+                let name = format!("{dir}/{}", file.to_str().ok()?);
+                let kind = match entry.file_type() {
+                    // A file system that does not say (no `d_type`): asked, not followed.
+                    FileType::Unknown => FileType::from_raw_mode(
+                        rustix::fs::statat(
+                            entries.fd().ok()?,
+                            file,
+                            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                        )
+                        .ok()?
+                        .st_mode,
+                    ),
+                    kind => kind,
+                };
+                if kind == FileType::Directory {
                     pending.push(name);
                     continue;
                 }
-                if !kind.is_file() || gix::refs::FullName::try_from(name.as_str()).is_err() {
+                if kind != FileType::RegularFile
+                    || PER_WORKTREE.iter().any(|p| name.starts_with(p))
+                    || gix::refs::FullName::try_from(name.as_str()).is_err()
+                {
                     return None;
                 }
                 if let Some(rest) = name.strip_prefix(prefix) {
-                    let id = self.loose_ref(&name)?;
+                    let id = id_in(entries.fd().ok()?, file, hex_len)?;
                     found.insert(rest.to_string(), id);
                 }
             }
@@ -221,21 +254,32 @@ impl Store {
     /// ref whatever `packed-refs` says, as in git); `None` for a symbolic ref, a packed one,
     /// or any file that is not one id and a newline: gix's to read.
     pub(super) fn loose_ref(&self, name: &str) -> Option<ObjectId> {
-        // Names under these are the worktree's own, not the common directory's.
-        const PER_WORKTREE: [&str; 3] = ["refs/worktree/", "refs/bisect/", "refs/rewritten/"];
+        self.loose_ref_file(name).ok().flatten()
+    }
+
+    /// [`Self::loose_ref`], telling apart a ref that has no file of its own in the common
+    /// directory (`Err(())`: packed, or none at all) from anything else gix is to read
+    /// (`Ok(None)`).
+    fn loose_ref_file(&self, name: &str) -> Result<Option<ObjectId>, ()> {
         if !self.repo.refs_are_files()
             || !name.starts_with("refs/")
             || PER_WORKTREE.iter().any(|p| name.starts_with(p))
             || gix::refs::FullName::try_from(name).is_err()
         {
-            return None;
+            return Ok(None);
         }
-        let text = read_small(&self.repo.common_dir().join(name))?;
-        let hex = text.strip_suffix(b"\n")?;
+        let text = match super::regular::read_within(&self.repo.common_dir().join(name), 128) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(()),
+            Err(_) => return Ok(None),
+        };
+        let Some(hex) = text.strip_suffix(b"\n") else {
+            return Ok(None);
+        };
         if hex.len() != self.repo.object_hash().len_in_hex() {
-            return None;
+            return Ok(None);
         }
-        ObjectId::from_hex(hex).ok()
+        Ok(ObjectId::from_hex(hex).ok())
     }
 
     /// True when ref `name` (a full name) exists, symbolic or not.
@@ -500,20 +544,38 @@ fn raw_date(time: gix::date::Time) -> String {
 /// A ref's (or `HEAD`'s) own file, when it is a regular file of at most 128 bytes; opened
 /// without blocking, so a FIFO put where the file should be is no wait.
 fn read_small(path: &std::path::Path) -> Option<Vec<u8>> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() > 128 {
+    // `/dev/null`, which this reads as empty, is no ref either.
+    super::regular::read_within(path, 128).ok()
+}
+
+/// Names under these are the worktree's own, not the common directory's.
+const PER_WORKTREE: [&str; 3] = ["refs/worktree/", "refs/bisect/", "refs/rewritten/"];
+
+/// The object id a loose ref's file `file` in directory `dir` holds: one id of `hex_len`
+/// digits and a newline. Opened from its directory (the kernel walks one name) without
+/// waiting and read once: a regular file's read stops short only at its end, and anything
+/// else (a FIFO reads as nothing at once) is no id, `None`, as is anything longer.
+fn id_in(
+    dir: rustix::fd::BorrowedFd<'_>,
+    file: &std::ffi::CStr,
+    hex_len: usize,
+) -> Option<ObjectId> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, file, flags, Mode::empty()).ok()?;
+    let mut buf = [0u8; 130];
+    let want = (hex_len + 2).min(buf.len());
+    let read = loop {
+        match rustix::io::read(&fd, &mut buf[..want]) {
+            Err(rustix::io::Errno::INTR) => {}
+            other => break other.ok()?,
+        }
+    };
+    let hex = buf[..read].strip_suffix(b"\n")?;
+    if hex.len() != hex_len {
         return None;
     }
-    let mut text = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut text).ok()?;
-    Some(text)
+    ObjectId::from_hex(hex).ok()
 }
 
 /// True when nothing is at `path`, not even a broken link (any other failure is no answer).
@@ -527,6 +589,51 @@ mod tests {
     use crate::test_git::git;
 
     use pretty_assertions::assert_eq;
+
+    /// A loose ref's file read from its directory: one id and a newline, nothing else, and
+    /// a FIFO no wait.
+    #[test]
+    fn a_loose_refs_file_holds_one_id_and_a_newline_or_is_no_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let fd = rustix::fs::open(
+            dir.path(),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        use rustix::fd::AsFd as _;
+        let hex = "0123456789abcdef0123456789abcdef01234567";
+        let id = |content: &str| {
+            std::fs::write(dir.path().join("r"), content).unwrap();
+            id_in(fd.as_fd(), c"r", 40)
+        };
+        assert_eq!(
+            id(&format!("{hex}\n")),
+            Some(ObjectId::from_hex(hex.as_bytes()).unwrap())
+        );
+        for wrong in [
+            hex.to_string(),
+            format!("{hex}\n\n"),
+            format!("{hex}0\n"),
+            format!("{}\n", &hex[1..]),
+            "ref: refs/heads/main\n".to_string(),
+            format!("{hex}\n{}", "x".repeat(200)),
+            String::new(),
+        ] {
+            assert_eq!(id(&wrong), None, "{wrong:?}");
+        }
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(id_in(fd.as_fd(), c"fifo", 40), None);
+        assert_eq!(id_in(fd.as_fd(), c"none", 40), None);
+    }
 
     /// git itself, in one directory: what the engine hands over, without the engine.
     struct Runner(std::path::PathBuf);

@@ -335,8 +335,14 @@ impl Store {
             });
         }
         let parent = |id: ObjectId| -> Result<Option<ObjectId>, StoreError> {
-            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
-            Ok(commit.parent_ids().next().map(|p| p.detach()))
+            let bytes = self
+                .object_of_kind(id, gix::objs::Kind::Commit)
+                .map_err(StoreError::Git)?;
+            Ok(
+                gix::objs::CommitRefIter::from_bytes(&bytes, self.repo.object_hash())
+                    .parent_ids()
+                    .next(),
+            )
         };
         // Each side: how far back every commit it passed lies.
         let mut seen: [HashMap<ObjectId, usize>; 2] = [HashMap::new(), HashMap::new()];

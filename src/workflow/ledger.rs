@@ -122,6 +122,21 @@ pub fn ledger(transitions: &[Transition], turns: Option<&[Turn]>) -> Ledger {
     }
 }
 
+/// Whether the ledger counts `t` as a debugging attempt begun, should its attempt be above
+/// the one before it. Only into DEBUGGING: a re-plan's own count (`REPLANNING`) is no
+/// debugging attempt, and a `resume` from HALTED (whose state holds no attempt) returns to
+/// one already counted.
+fn debugging(t: &Transition) -> bool {
+    t.to.as_deref() == Some("DEBUGGING") && t.from.as_deref() != Some("HALTED")
+}
+
+/// Whether [`ledger`] reads the attempt of `t`, `later` being the transition after it: only
+/// those of a transition into debugging and of the one before it are compared. A reader of
+/// many chains (the board) reads the state of those alone; every other attempt may be 0.
+pub fn reads_attempt(t: &Transition, later: Option<&Transition>) -> bool {
+    debugging(t) || later.is_some_and(debugging)
+}
+
 /// The figures of `transitions`; `before` is the time of the transition before the first
 /// (its interval counts), `None` at the chain's root.
 fn figures(transitions: &[Transition], before: Option<i64>, turns: Option<&[Turn]>) -> Figures {
@@ -145,11 +160,6 @@ fn figures(transitions: &[Transition], before: Option<i64>, turns: Option<&[Turn
         }
         last = Some(t.time);
     }
-    // Only into DEBUGGING: a re-plan's own count (`REPLANNING`) is no debugging attempt, and
-    // a `resume` from HALTED (whose state holds no attempt) returns to one already counted.
-    let debugging = |t: &Transition| {
-        t.to.as_deref() == Some("DEBUGGING") && t.from.as_deref() != Some("HALTED")
-    };
     let attempts = transitions
         .windows(2)
         .filter(|pair| pair[1].attempt > pair[0].attempt && debugging(&pair[1]))
@@ -382,6 +392,24 @@ mod tests {
             at("h", "EXECUTING_TDD", "DEBUGGING", 1),
         ];
         assert_eq!(ledger(&chain, None).figures.failed_attempts, 3);
+        // Read only where `reads_attempt` says, the ledger is the same, per PR too.
+        let mut with_plans = chain.to_vec();
+        with_plans[3].event = "plan".into();
+        with_plans[6].event = "plan".into();
+        for chain in [chain.to_vec(), with_plans] {
+            let sparse: Vec<Transition> = (0..chain.len())
+                .map(|i| Transition {
+                    attempt: if reads_attempt(&chain[i], chain.get(i + 1)) {
+                        chain[i].attempt
+                    } else {
+                        0
+                    },
+                    ..chain[i].clone()
+                })
+                .collect();
+            assert_ne!(sparse, chain, "some attempt is left unread");
+            assert_eq!(ledger(&sparse, None), ledger(&chain, None));
+        }
     }
 
     #[test]

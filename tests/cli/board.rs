@@ -564,6 +564,39 @@ fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
     );
 }
 
+/// The table shows no ledger and reads no workflow's history for one: with the chain's
+/// first commit gone, the table is whole and says nothing of it, while `--json`, whose
+/// ledger walks the chain, says the ledger cannot be read.
+#[test]
+fn the_table_reads_no_history_and_json_reads_the_ledgers() {
+    let repo = TestRepo::new();
+    let plan = one_task_plan("feat: Add numbers", "add.sh");
+    repo.run_with_stdin(&["submit-work", "-s", "plan", "--plan", "-"], &plan)
+        .expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let table = board(&repo, &[]).expect(0).stdout.clone();
+    let chain = repo.git(&["rev-list", "refs/orchestrator/workflows/main"]);
+    let root = chain.lines().last().expect("a root").to_string();
+    assert_eq!(chain.lines().count(), 3, "{chain}");
+    let object = repo
+        .path
+        .join(".git/objects")
+        .join(&root[..2])
+        .join(&root[2..]);
+    std::fs::remove_file(&object).expect("the root commit is a loose object");
+    assert_eq!(board(&repo, &[]).expect(0).stdout, table);
+    let report = board(&repo, &["--json"]).expect(0).json();
+    let warnings = report["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.starts_with("the ledger of workflow main cannot be read"))),
+        "{warnings:?}"
+    );
+    assert_eq!(report["workflows"][0]["ledger"], json!(null));
+    assert_eq!(report["workflows"][0]["state"], json!("EXECUTING_TDD"));
+}
+
 /// A halt waits for `resume`: the board gives the exact command, and where the PR's pinned
 /// configuration requires a signed answer, the commands that sign it (docs/humans.md).
 #[test]

@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 pub use config::{MIN_VERSION, parse_version};
 pub use landing::MergedTree;
 pub use scratch::{SCRATCH_DIR, TempWorktree};
-pub use worktree::ListedWorktree;
+pub use worktree::{ListedWorktree, StartedStatus};
 
 /// A git command that failed, with what git said.
 #[derive(Debug, thiserror::Error)]
@@ -595,7 +595,12 @@ fn output(mut cmd: Command, shown: &str) -> Result<std::process::Output, GitErro
 }
 
 fn run_bytes(cmd: Command, shown: String) -> Result<Vec<u8>, GitError> {
-    let out = output(cmd, &shown)?;
+    finished(output(cmd, &shown)?, shown)
+}
+
+/// What a finished git said: its stdout, or the failure with stderr (stdout when stderr
+/// says nothing).
+fn finished(out: std::process::Output, shown: String) -> Result<Vec<u8>, GitError> {
     if out.status.success() {
         Ok(out.stdout)
     } else {

@@ -7,6 +7,55 @@ use std::path::{Path, PathBuf};
 
 use super::{Git, GitError, STATUS, is_full_object_id, paths};
 
+/// `git status` as the board counts a worktree's uncommitted entries.
+const STATUS_ARGS: [&str; 6] = [
+    "--no-optional-locks",
+    "status",
+    "--porcelain",
+    "-z",
+    "--untracked-files=normal",
+    "--no-renames",
+];
+
+/// A `git status` started by [`Git::start_uncommitted_entries`]: killed and reaped if
+/// dropped unread (a board that fails half way through in a long-lived `board --serve`).
+pub struct StartedStatus {
+    /// `None` once read.
+    child: Option<Result<std::process::Child, GitError>>,
+    shown: String,
+}
+
+impl StartedStatus {
+    /// Waits for it: the entries it listed (an untracked directory counts once).
+    pub fn finish(mut self) -> Result<usize, GitError> {
+        let shown = std::mem::take(&mut self.shown);
+        // Always `Some` here: only `finish`, which takes `self`, empties it.
+        let child = self.child.take().unwrap_or_else(|| {
+            Err(GitError {
+                command: shown.clone(),
+                status: None,
+                stderr: "it was read already".into(),
+            })
+        })?;
+        let out = child.wait_with_output().map_err(|e| GitError {
+            command: shown.clone(),
+            status: None,
+            stderr: e.to_string(),
+        })?;
+        let listing = super::finished(out, shown)?;
+        Ok(paths(&String::from_utf8_lossy(&listing)).len())
+    }
+}
+
+impl Drop for StartedStatus {
+    fn drop(&mut self) {
+        if let Some(Ok(child)) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// One entry of `git worktree list --porcelain -z`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ListedWorktree {
@@ -149,15 +198,27 @@ impl Git {
     /// which does not walk into it: the board only asks whether there is anything, and how
     /// much, and must stay cheap).
     pub fn uncommitted_entries(&self) -> Result<usize, GitError> {
-        let listing = self.run([
-            "--no-optional-locks",
-            "status",
-            "--porcelain",
-            "-z",
-            "--untracked-files=normal",
-            "--no-renames",
-        ])?;
-        Ok(paths(&listing).len())
+        self.start_uncommitted_entries().finish()
+    }
+
+    /// [`Self::uncommitted_entries`], started now and read by [`StartedStatus::finish`]: the
+    /// board starts it from its own thread and reads the workflows meanwhile. A thread
+    /// started to run it waited up to 3 ms for a CPU here while the board kept its own busy
+    /// (the scheduler queues a new thread behind its parent); a process started by `exec`
+    /// is placed on the idlest CPU at once.
+    pub fn start_uncommitted_entries(&self) -> StartedStatus {
+        let (mut cmd, shown) = self.command(STATUS_ARGS);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = cmd.spawn().map_err(|e| GitError {
+            command: shown.clone(),
+            status: None,
+            stderr: e.to_string(),
+        });
+        StartedStatus {
+            child: Some(child),
+            shown,
+        }
     }
 
     /// Each local branch with its upstream (`refs/remotes/…`), when it has one whose ref
