@@ -2109,8 +2109,15 @@ fn board_bench() {
     git(&dir, &["fetch", "--quiet", "origin"]);
     assert_eq!(orchestrate(&dir, &["board"]), 0, "the board reads");
 
+    // Timed from copies made alike, as the hot path's builds are (`fresh_copy`), the last
+    // release's beside this build's.
+    let copies = tempfile::tempdir().expect("temp dir");
+    let this = fresh_copy(Path::new(BIN), &copies.path().join("this"));
+    let this = this.to_str().expect("utf-8");
+    let baseline = baseline_binary().map(|old| fresh_copy(&old, &copies.path().join("baseline")));
+    let baseline = baseline.as_deref().map(|b| b.to_str().expect("utf-8"));
     let git_path = std::env::join_paths(
-        std::iter::once(Path::new(BIN).parent().expect("bin dir").to_path_buf()).chain(
+        std::iter::once(Path::new(this).parent().expect("bin dir").to_path_buf()).chain(
             std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
         ),
     )
@@ -2137,10 +2144,14 @@ fn board_bench() {
             git(&dir, &["gc", "--quiet"]);
         }
         let (mut base, mut board, mut dispatched) = (Vec::new(), Vec::new(), Vec::new());
+        let mut previous = Vec::new();
         for _ in 0..RUNS {
             base.push(timed("git", &["rev-parse", "HEAD"]));
-            board.push(timed(BIN, &["board"]));
+            board.push(timed(this, &["board"]));
             dispatched.push(timed("git", &["orchestrate", "board"]));
+            if let Some(old) = baseline {
+                previous.push(timed(old, &["board"]));
+            }
         }
         let (base, board, dispatched) = (median(base), median(board), median(dispatched));
         let ratio = |d: Duration| d.as_secs_f64() / base.as_secs_f64();
@@ -2171,6 +2182,15 @@ fn board_bench() {
             dispatched.as_secs_f64() * 1e3,
             ratio(dispatched)
         );
+        if !previous.is_empty() {
+            let previous = median(previous);
+            println!(
+                "    the last release's board    {:>8.2} ms  {:>5.2} x   (this build: {:+.1} %)",
+                previous.as_secs_f64() * 1e3,
+                ratio(previous),
+                (board.as_secs_f64() / previous.as_secs_f64() - 1.0) * 100.0
+            );
+        }
     }
     serve_bench(&dir);
 }
