@@ -68,3 +68,15 @@ pub fn put(dir: &Path, path: &str, kind: u8, content: &str) {
         }
     }
 }
+
+/// A FIFO at `path`, as an agent with a shell could put one where git keeps a file.
+pub fn mkfifo(path: &Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+}

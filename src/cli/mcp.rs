@@ -425,8 +425,9 @@ impl Server {
     /// own session: handing it to the engine thread and back cost two thread wake-ups, a
     /// third of a warm call's round trip (docs/architecture.md, "Performance"). Only while the
     /// engine thread is idle, so calls still take effect in the order they came, and only
-    /// for the workflow its session serves, in the same repository; `None` hands the call over as before: a call that
-    /// acts may run commands, and only the engine thread's can be cancelled.
+    /// for the workflow its session serves, in the same repository; `None` hands the call
+    /// over as before: a call that acts may run commands, and only the engine thread's can
+    /// be cancelled.
     fn brief_at_once(
         &self,
         name: &str,

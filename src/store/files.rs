@@ -227,14 +227,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).expect("read"), b"x\n");
 
         std::fs::remove_file(&path).expect("remove");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .expect("fifo");
+        crate::test_git::mkfifo(&path);
         assert!(!overwrite(&path, b"y\n"), "a FIFO is not waited on");
         create_anew(&path, b"y\n").expect("the FIFO replaced");
         assert_eq!(std::fs::read(&path).expect("read"), b"y\n");

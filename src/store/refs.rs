@@ -623,14 +623,7 @@ mod tests {
             assert_eq!(id(&wrong), None, "{wrong:?}");
         }
         let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::test_git::mkfifo(&fifo);
         assert_eq!(id_in(fd.as_fd(), c"fifo", 40), None);
         assert_eq!(id_in(fd.as_fd(), c"none", 40), None);
     }

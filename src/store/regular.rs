@@ -194,14 +194,7 @@ mod tests {
     fn a_fifo_or_a_device_is_refused_at_once_and_a_file_is_read() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .expect("mkfifo");
+        crate::test_git::mkfifo(&fifo);
         let zero = dir.path().join("zero");
         std::os::unix::fs::symlink("/dev/zero", &zero).expect("a link");
         for path in [&fifo, &zero] {
@@ -256,14 +249,7 @@ mod tests {
             assert_eq!(at(&name).expect("read"), bytes, "{size} bytes");
         }
         let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .expect("mkfifo");
+        crate::test_git::mkfifo(&fifo);
         std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).expect("a link");
         for name in ["fifo", "zero"] {
             let e = at(name).expect_err("refused");

@@ -454,7 +454,8 @@ enum Slot {
     Missing,
     /// A cleared line, or anything else that names no move.
     Clear,
-    /// A move a writer noted and did not clear: killed, or still at work without the turn.
+    /// A move a writer noted and did not clear: only the turn's holder writes the slot, so
+    /// that writer was killed holding it; or a file that cannot be read as one.
     Live,
 }
 
