@@ -240,19 +240,24 @@ pub fn board_with(
         .filter(|c| local.contains_key(&c.workflow))
         .collect();
     let git = &session.git;
-    let statuses: Vec<Result<StartedStatus, GitError>> = checkouts
+    let start = |c: &Checkout| -> Result<StartedStatus, GitError> {
+        // git would wait for ever there: the board says so for that worktree.
+        match session.refuse_waiting_reads(Some(&c.path)) {
+            Err(e) => Err(GitError {
+                command: "git status".into(),
+                status: None,
+                stderr: e.to_string(),
+            }),
+            Ok(()) => Ok(git.at(&c.path).start_uncommitted_entries()),
+        }
+    };
+    // At most this many run at once, each holding two pipes open here: the rest start as
+    // the first are read.
+    const AHEAD: usize = 16;
+    let mut statuses: Vec<Option<Result<StartedStatus, GitError>>> = checkouts
         .iter()
-        .map(|c| {
-            // git would wait for ever there: the board says so for that worktree.
-            match session.refuse_waiting_reads(Some(&c.path)) {
-                Err(e) => Err(GitError {
-                    command: "git status".into(),
-                    status: None,
-                    stderr: e.to_string(),
-                }),
-                Ok(()) => Ok(git.at(&c.path).start_uncommitted_entries()),
-            }
-        })
+        .enumerate()
+        .map(|(i, c)| (i < AHEAD).then(|| start(c)))
         .collect();
     let remote = board_remote(session, remote, &mut warnings)?;
     let main_branch = session.main_branch(None)?;
@@ -272,10 +277,15 @@ pub fn board_with(
     for row in &mut report.workflows {
         row.archived = archived.contains(&row.workflow);
     }
-    let statuses: Vec<Result<usize, GitError>> = statuses
-        .into_iter()
-        .map(|started| started.and_then(StartedStatus::finish))
-        .collect();
+    let mut counted = Vec::with_capacity(checkouts.len());
+    for i in 0..checkouts.len() {
+        if let Some(c) = checkouts.get(i + AHEAD) {
+            statuses[i + AHEAD] = Some(start(c));
+        }
+        let started = statuses[i].take().unwrap_or_else(|| start(&checkouts[i]));
+        counted.push(started.and_then(StartedStatus::finish));
+    }
+    let statuses = counted;
     attach_worktrees(session, &mut report, &checkouts, statuses, &mut warnings)?;
     report.warnings = warnings;
     Ok(report)

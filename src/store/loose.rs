@@ -232,13 +232,15 @@ pub(super) struct LooseReader {
     kept: Mutex<Vec<(ObjectId, Found)>>,
 }
 
-/// The inflate state and the buffer it inflates into, both kept from object to object: a
-/// fresh zeroed buffer four times each file's size, then the object copied out of it past
-/// its header, were a third of what the board's hundreds of reads spent in the allocator.
+/// The inflate state, the buffer a file is read into and the one it inflates into, all kept
+/// from object to object: a fresh zeroed buffer four times each file's size, then the
+/// object copied out of it past its header, were a third of what the board's hundreds of
+/// reads spent in the allocator.
 #[derive(Default)]
 struct Inflating {
     state: Option<Decompress>,
     out: Vec<u8>,
+    input: Vec<u8>,
 }
 
 /// An object's kind and bytes, shared with what [`LooseReader`] keeps.
@@ -293,33 +295,44 @@ impl LooseReader {
                 return Ok(Some((*kind, Arc::clone(data))));
             }
         }
-        let path = object_path(&self.dir, id);
+        let hex = id.to_hex().to_string();
+        let (fan_out, rest) = hex.split_at(2);
+        let path = || self.dir.join(fan_out).join(rest);
         let dir_fd = self.dir_fd.get_or_init(|| {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
             rustix::fs::open(&self.dir, flags, Mode::empty()).ok()
         });
-        let relative = match (dir_fd, path.strip_prefix(&self.dir)) {
-            (Some(fd), Ok(relative)) => {
-                std::ffi::CString::new(relative.as_os_str().as_encoded_bytes())
-                    .ok()
-                    .map(|relative| (fd, relative))
-            }
-            _ => None,
-        };
-        let read = match &relative {
-            Some((fd, relative)) => {
+        let mut inflating = self.inflate.lock().unwrap_or_else(PoisonError::into_inner);
+        let Inflating { state, out, input } = &mut *inflating;
+        let read = match dir_fd {
+            Some(fd) => {
                 use rustix::fd::AsFd as _;
-                super::regular::read_at(fd.as_fd(), relative, &path)
+                // `xx/yyyy…` and a NUL: made from the id, not cut from a path.
+                let relative = format!("{fan_out}/{rest}\0");
+                match std::ffi::CStr::from_bytes_with_nul(relative.as_bytes()) {
+                    Ok(relative) => super::regular::read_at(fd.as_fd(), relative, path, input),
+                    Err(e) => Err(std::io::Error::other(e)),
+                }
             }
-            None => super::regular::read(&path),
+            None => super::regular::read(&path()).map(|bytes| *input = bytes),
         };
-        let compressed = match read {
-            Ok(bytes) => bytes,
+        match read {
+            Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-        };
-        let (kind, data) = self.inflate(&compressed, &path)?;
+            Err(e) => return Err(format!("cannot read {}: {e}", path().display())),
+        }
+        let found = inflate(state, out, input, path);
+        // Whatever came of it: an object that inflates to much is not held for the reader's
+        // life (a long-lived server's).
+        if input.capacity() > KEEP_BUFFER {
+            *input = Vec::new();
+        }
+        if out.len() > KEEP_BUFFER {
+            *out = Vec::new();
+        }
+        drop(inflating);
+        let (kind, data) = found?;
         if data.len() <= Self::KEPT_BYTES {
             let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
             // The oldest go first, until the new one fits both bounds.
@@ -333,59 +346,60 @@ impl LooseReader {
         }
         Ok(Some((kind, data)))
     }
+}
 
-    /// `compressed`, one zlib stream, inflated whole: the object's kind and bytes, which
-    /// must be as many as its header says (`path` names it in errors).
-    fn inflate(&self, compressed: &[u8], path: &Path) -> Result<Found, String> {
-        /// The most the kept buffer keeps between objects.
-        const KEEP_OUT: usize = 1 << 20;
-        let mut inflating = self.inflate.lock().unwrap_or_else(PoisonError::into_inner);
-        let Inflating { state, out } = &mut *inflating;
-        let inflate = match state {
-            Some(inflate) => {
-                inflate.reset();
-                inflate
-            }
-            None => state.insert(Decompress::new()),
-        };
-        let wanted = compressed.len().saturating_mul(4).max(64);
-        if out.len() < wanted {
-            out.resize(wanted, 0);
+/// The most the reader keeps of a buffer between objects.
+const KEEP_BUFFER: usize = 1 << 20;
+
+/// `compressed`, one zlib stream, inflated whole with `state` into `out`: the object's kind
+/// and bytes, which must be as many as its header says (`path` names it in errors).
+fn inflate(
+    state: &mut Option<Decompress>,
+    out: &mut Vec<u8>,
+    compressed: &[u8],
+    path: impl Fn() -> PathBuf,
+) -> Result<Found, String> {
+    let inflate = match state {
+        Some(inflate) => {
+            inflate.reset();
+            inflate
         }
-        let (mut input, mut written) = (compressed, 0);
-        let found = loop {
-            let (before_in, before_out) = (inflate.total_in(), inflate.total_out());
-            let status = inflate
-                .decompress(input, &mut out[written..], FlushDecompress::Finish)
-                .map_err(|e| format!("a loose object is not a zlib stream: {e}"))?;
-            let consumed = (inflate.total_in() - before_in) as usize;
-            let produced = (inflate.total_out() - before_out) as usize;
-            input = &input[consumed..];
-            written += produced;
-            if status == Status::StreamEnd {
-                let object = &out[..written];
-                let (kind, size, header) = gix::objs::decode::loose_header(object)
-                    .map_err(|e| format!("{} has no object header: {e}", path.display()))?;
-                if size != (written - header) as u64 {
-                    return Err(format!(
-                        "{} holds {} bytes where its header says {size}",
-                        path.display(),
-                        written - header
-                    ));
-                }
-                break (kind, Arc::from(&object[header..]));
-            }
-            if written == out.len() {
-                out.resize(out.len().saturating_mul(2), 0);
-            } else if consumed == 0 && produced == 0 {
-                return Err("a loose object's zlib stream is cut short".into());
-            }
-        };
-        if out.len() > KEEP_OUT {
-            *out = Vec::new();
-        }
-        Ok(found)
+        None => state.insert(Decompress::new()),
+    };
+    let wanted = compressed.len().saturating_mul(4).max(64);
+    if out.len() < wanted {
+        out.resize(wanted, 0);
     }
+    let (mut input, mut written) = (compressed, 0);
+    let found = loop {
+        let (before_in, before_out) = (inflate.total_in(), inflate.total_out());
+        let status = inflate
+            .decompress(input, &mut out[written..], FlushDecompress::Finish)
+            .map_err(|e| format!("a loose object is not a zlib stream: {e}"))?;
+        let consumed = (inflate.total_in() - before_in) as usize;
+        let produced = (inflate.total_out() - before_out) as usize;
+        input = &input[consumed..];
+        written += produced;
+        if status == Status::StreamEnd {
+            let object = &out[..written];
+            let (kind, size, header) = gix::objs::decode::loose_header(object)
+                .map_err(|e| format!("{} has no object header: {e}", path().display()))?;
+            if size != (written - header) as u64 {
+                return Err(format!(
+                    "{} holds {} bytes where its header says {size}",
+                    path().display(),
+                    written - header
+                ));
+            }
+            break (kind, Arc::from(&object[header..]));
+        }
+        if written == out.len() {
+            out.resize(out.len().saturating_mul(2), 0);
+        } else if consumed == 0 && produced == 0 {
+            return Err("a loose object's zlib stream is cut short".into());
+        }
+    };
+    Ok(found)
 }
 
 /// The objects a store made by `Store::with_pack_cache` (`mod.rs`) has read, by id: objects

@@ -66,7 +66,12 @@ impl Store {
                 if let Ok(Some(id)) = file {
                     return Ok(Some(id));
                 }
-                // No file there to wait on: packed, or none (its reflog gix does not read).
+                // No file of its own: none at all when nothing is packed (gix would look for a
+                // `heads/`, `tags/` or `remotes/` file of that name too, with a plain `open`);
+                // else packed, or none, with no file to wait on (its reflog gix does not read).
+                if file.is_err() && self.loose_only() {
+                    return Ok(None);
+                }
                 if file.is_ok() {
                     self.refuse_waiting_ref(name)?;
                 }

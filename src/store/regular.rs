@@ -66,14 +66,15 @@ pub(crate) fn read_within(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     )
 }
 
-/// [`read`] of the file at `relative` under directory `dir` (`path`, for errors): the
-/// kernel walks `relative` alone, not every directory above it (a loose object's path from
-/// the objects directory: two names, not eight).
+/// [`read`] of the file at `relative` under directory `dir` into `bytes` (`path` gives its
+/// path, for errors): the kernel walks `relative` alone, not every directory above it (a
+/// loose object's path from the objects directory: two names, not eight).
 pub(crate) fn read_at(
     dir: rustix::fd::BorrowedFd<'_>,
     relative: &std::ffi::CStr,
-    path: &Path,
-) -> std::io::Result<Vec<u8>> {
+    path: impl Fn() -> std::path::PathBuf,
+    bytes: &mut Vec<u8>,
+) -> std::io::Result<()> {
     use rustix::fs::{Mode, OFlags};
     let opened = rustix::fs::openat(
         dir,
@@ -83,33 +84,31 @@ pub(crate) fn read_at(
     )
     .map(std::fs::File::from)
     .map_err(std::io::Error::from);
-    // A first read into a page, before any `fstat`: a regular file that fits is then read
-    // whole (a read of one stops short only at its end), one syscall fewer for each of the
-    // hundreds of objects the board reads. Whatever does not fit, reads as nothing (a FIFO
-    // with no writer, `/dev/null`, an empty file) or fails to read (a FIFO whose writer
-    // says nothing yet) is judged as before, by its `fstat`.
+    // A first read into the buffer (a page at least), before any `fstat`: a regular file
+    // that fits is then read whole (a read of one stops short only at its end), one syscall
+    // fewer for each of the hundreds of objects the board reads. It is a `pread`, which a
+    // FIFO, a pipe or a terminal refuses (`ESPIPE`) without giving up what it holds: those
+    // are refused by their `fstat` as before, and so is whatever does not fit (a device
+    // that reads on), reads as nothing (`/dev/null`, an empty file) or fails to read.
+    bytes.clear();
     if let Ok(file) = &opened {
-        const PAGE: usize = 4096;
-        let mut bytes = Vec::with_capacity(PAGE);
+        bytes.reserve(4096);
+        let room = bytes.capacity();
         let read = loop {
-            match rustix::io::read(file, rustix::buffer::spare_capacity(&mut bytes)) {
+            match rustix::io::pread(file, rustix::buffer::spare_capacity(&mut *bytes), 0) {
                 Err(rustix::io::Errno::INTR) => {}
                 other => break other,
             }
         };
-        match read {
-            Ok(n) if n > 0 && n < PAGE => return Ok(bytes),
-            // Read again from its start, once judged: a FIFO or a device is refused first.
-            Ok(n) if n > 0 => {
-                let (file, meta) = checked(path, opened)?;
-                rustix::fs::seek(&file, rustix::fs::SeekFrom::Start(0))
-                    .map_err(std::io::Error::from)?;
-                return read_opened(path, Ok((file, meta)), u64::MAX);
-            }
-            _ => {}
+        if matches!(read, Ok(n) if n > 0 && n < room) {
+            return Ok(());
         }
+        // Read again from its start once judged: `pread` left the offset where it was.
+        bytes.clear();
     }
-    read_opened(path, checked(path, opened), u64::MAX)
+    let path = path();
+    *bytes = read_opened(&path, checked(&path, opened), u64::MAX)?;
+    Ok(())
 }
 
 /// The regular file opened as `opened`, whole, if it is at most `cap` bytes long.
@@ -133,8 +132,8 @@ fn read_opened(
     loop {
         // Read to the size the `fstat` gave, as git reads its files (`read_in_full` of
         // `st_size`): no read more to find the end, one syscall in five of a loose object's
-        // (the board reads hundreds). What git writes is renamed into place whole; a size
-        // of 0 (`/dev/null`, a file of /proc) is read to its end.
+        // (the board reads hundreds). What is appended after the `fstat` (to a reflog, say)
+        // is the next reader's; a size of 0 (`/dev/null`, a file of /proc) is read to its end.
         if meta.len() > 0 && bytes.len() as u64 >= meta.len() {
             return Ok(bytes);
         }
@@ -238,11 +237,14 @@ mod tests {
         )
         .expect("open the directory");
         use rustix::fd::AsFd as _;
-        let at = |name: &str| {
+        // One buffer for every read, as the loose objects' reader keeps one.
+        let mut bytes = Vec::new();
+        let mut at = |name: &str| {
             let relative = std::ffi::CString::new(name).expect("a name");
-            read_at(fd.as_fd(), &relative, &dir.path().join(name))
+            read_at(fd.as_fd(), &relative, || dir.path().join(name), &mut bytes)
+                .map(|()| bytes.clone())
         };
-        for size in [0, 1, 4095, 4096, 4097, 100_000] {
+        for size in [0, 1, 4095, 4096, 4097, 100_000, 5, 4096, 70_000] {
             let name = format!("f{size}");
             let bytes: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
             std::fs::write(dir.path().join(&name), &bytes).expect("write");
@@ -251,7 +253,16 @@ mod tests {
         let fifo = dir.path().join("fifo");
         crate::test_git::mkfifo(&fifo);
         std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).expect("a link");
-        for name in ["fifo", "zero"] {
+        // A FIFO with a writer that has said something: refused too, and what it holds left.
+        let held = dir.path().join("held");
+        crate::test_git::mkfifo(&held);
+        let mut writer = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&held)
+            .expect("hold the FIFO open");
+        std::io::Write::write_all(&mut writer, b"x\x01\x01 what a writer said").expect("write");
+        for name in ["fifo", "zero", "held"] {
             let e = at(name).expect_err("refused");
             assert_eq!(
                 e.to_string(),
@@ -261,6 +272,9 @@ mod tests {
                 )
             );
         }
+        let mut left = [0u8; 4];
+        std::io::Read::read_exact(&mut writer, &mut left).expect("still there");
+        assert_eq!(&left, b"x\x01\x01 ");
         assert_eq!(
             at("none").expect_err("absent").kind(),
             std::io::ErrorKind::NotFound

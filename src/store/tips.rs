@@ -454,8 +454,9 @@ enum Slot {
     Missing,
     /// A cleared line, or anything else that names no move.
     Clear,
-    /// A move a writer noted and did not clear: only the turn's holder writes the slot, so
-    /// that writer was killed holding it; or a file that cannot be read as one.
+    /// A move noted and not cleared (a writer killed holding the turn, the only one that
+    /// writes here, or a clear that failed), or anything else written there, or a file that
+    /// cannot be read as one.
     Live,
 }
 
