@@ -308,12 +308,9 @@ impl LooseReader {
         let read = match dir_fd {
             Some(fd) => {
                 use rustix::fd::AsFd as _;
-                // `xx/yyyy…` and a NUL: made from the id, not cut from a path.
-                let relative = format!("{fan_out}/{rest}\0");
-                match std::ffi::CStr::from_bytes_with_nul(relative.as_bytes()) {
-                    Ok(relative) => super::regular::read_at(fd.as_fd(), relative, path, input),
-                    Err(e) => Err(std::io::Error::other(e)),
-                }
+                // `xx/yyyy…`: made from the id, not cut from a path.
+                let relative = format!("{fan_out}/{rest}");
+                super::regular::read_at(fd.as_fd(), relative.as_str(), path, input)
             }
             None => super::regular::read(&path()).map(|bytes| *input = bytes),
         };
@@ -323,7 +320,7 @@ impl LooseReader {
             Err(e) => return Err(format!("cannot read {}: {e}", path().display())),
         }
         let found = inflate(state, out, input, path);
-        // Whatever came of it: an object that inflates to much is not held for the reader's
+        // Whatever came of it: an object that inflates to too much is not held for the reader's
         // life (a long-lived server's).
         if input.capacity() > KEEP_BUFFER {
             *input = Vec::new();

@@ -71,7 +71,7 @@ pub(crate) fn read_within(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
 /// loose object's path from the objects directory: two names, not eight).
 pub(crate) fn read_at(
     dir: rustix::fd::BorrowedFd<'_>,
-    relative: &std::ffi::CStr,
+    relative: impl rustix::path::Arg,
     path: impl Fn() -> std::path::PathBuf,
     bytes: &mut Vec<u8>,
 ) -> std::io::Result<()> {
@@ -240,9 +240,7 @@ mod tests {
         // One buffer for every read, as the loose objects' reader keeps one.
         let mut bytes = Vec::new();
         let mut at = |name: &str| {
-            let relative = std::ffi::CString::new(name).expect("a name");
-            read_at(fd.as_fd(), &relative, || dir.path().join(name), &mut bytes)
-                .map(|()| bytes.clone())
+            read_at(fd.as_fd(), name, || dir.path().join(name), &mut bytes).map(|()| bytes.clone())
         };
         for size in [0, 1, 4095, 4096, 4097, 100_000, 5, 4096, 70_000] {
             let name = format!("f{size}");

@@ -202,7 +202,7 @@ impl Git {
     }
 
     /// [`Self::uncommitted_entries`], started now and read by [`StartedStatus::finish`]: the
-    /// board starts it from its own thread and reads the workflows meanwhile. A thread
+    /// board starts it before it reads the workflows and waits for it last. A thread
     /// started to run it waited up to 3 ms for a CPU here while the board kept its own busy
     /// (the scheduler queues a new thread behind its parent); a process started by `exec`
     /// is placed on the idlest CPU at once.
