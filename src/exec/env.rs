@@ -220,15 +220,42 @@ pub fn unconfined() -> &'static CommandEnv {
     ENV.get_or_init(|| CommandEnv::for_repository(&[]).expect("a tool directory"))
 }
 
+/// `dirs`, each as named and as resolved; one named twice (a repository's git directory is
+/// its common directory) is resolved once.
 fn canonical_all(dirs: &[&Path]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in dirs {
+    for (at, dir) in dirs.iter().enumerate() {
+        if dirs[..at].contains(dir) {
+            continue;
+        }
         out.push(dir.to_path_buf());
-        if let Ok(real) = dir.canonicalize() {
+        if let Ok(real) = real_path(dir) {
             out.push(real);
         }
     }
     out
+}
+
+/// `path` with every link resolved, as `Path::canonicalize` gives it, in three system calls
+/// whatever its depth: the kernel walks it once (`open` with `O_PATH`) and names what it
+/// reached (`/proc/self/fd`). glibc's `realpath` asks `readlink` of each component in turn,
+/// five calls for `/tmp/x/repo/.git`, and a call that runs a command resolves some twenty
+/// paths (its repository's, each PATH entry, the tools found there). Where /proc does not
+/// name it plainly (not mounted, a path removed meanwhile, outside this root), as std does.
+fn real_path(path: &Path) -> std::io::Result<PathBuf> {
+    use rustix::fd::AsRawFd as _;
+    use rustix::fs::{Mode, OFlags};
+    use std::os::unix::ffi::OsStringExt as _;
+    let opened = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
+    let link = format!("/proc/self/fd/{}", opened.as_raw_fd());
+    match rustix::fs::readlink(link.as_str(), Vec::new()) {
+        Ok(named)
+            if named.as_bytes().starts_with(b"/") && !named.as_bytes().ends_with(b" (deleted)") =>
+        {
+            Ok(PathBuf::from(OsString::from_vec(named.into_bytes())))
+        }
+        _ => path.canonicalize(),
+    }
 }
 
 /// True when `entry` is a PATH entry that may name the machine's programs: absolute, not
@@ -250,7 +277,7 @@ fn trusted_entry_real(
     if exec_path.is_some_and(|e| Path::new(e) == entry) {
         return None;
     }
-    let real = entry.canonicalize().unwrap_or_else(|_| entry.to_path_buf());
+    let real = real_path(entry).unwrap_or_else(|_| entry.to_path_buf());
     (!inside
         .iter()
         .any(|dir| within(entry, dir) || within(&real, dir)))
@@ -318,7 +345,7 @@ fn home_dirs() -> Vec<PathBuf> {
 fn with_real(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
     dirs.into_iter()
         .flat_map(|d| {
-            let real = d.canonicalize().ok();
+            let real = real_path(&d).ok();
             std::iter::once(d).chain(real)
         })
         .filter(|d| d.is_absolute() && d != Path::new("/"))
@@ -381,7 +408,7 @@ fn find_among(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
 /// package manager installs, not where an account's own files go.
 fn system_installed(program: &Path) -> bool {
     use std::os::unix::fs::MetadataExt as _;
-    let Ok(real) = program.canonicalize() else {
+    let Ok(real) = real_path(program) else {
         return false;
     };
     // Resolved once per process: the environment does not change under it.
@@ -450,8 +477,7 @@ pub fn scratch_dir(inside: &[&Path], common_dir: &Path) -> PathBuf {
 fn scratch_dir_in(inside: &[PathBuf], common_dir: &Path) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    common_dir
-        .canonicalize()
+    real_path(common_dir)
         .unwrap_or_else(|_| common_dir.to_path_buf())
         .hash(&mut hasher);
     let base = temp_base(inside);
@@ -554,6 +580,55 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// `real_path` gives what `canonicalize` gives, or fails where it fails: links absolute
+    /// and relative, chains of them, `..` after a link (taken from where the link led), a
+    /// file, a dangling link, a loop, a name that is not there, the root.
+    #[test]
+    fn real_path_resolves_as_canonicalize_does() {
+        use std::os::unix::fs::symlink;
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path();
+        std::fs::create_dir_all(root.join("a/b/c")).unwrap();
+        std::fs::write(root.join("a/b/file"), "").unwrap();
+        symlink(root.join("a/b"), root.join("abs")).unwrap();
+        symlink("a/b/c", root.join("rel")).unwrap();
+        symlink("rel", root.join("chain")).unwrap();
+        symlink("missing", root.join("dangling")).unwrap();
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("loop1", root.join("loop2")).unwrap();
+        symlink("../../file", root.join("a/b/c/up")).unwrap();
+        let names = [
+            "",
+            "a",
+            "a/b/c",
+            "abs",
+            "abs/c",
+            "rel",
+            "chain",
+            "chain/..",
+            "chain/../file",
+            "rel/up",
+            "dangling",
+            "loop1",
+            "missing",
+            "a/b/file",
+            "a/b/file/x",
+            "abs/../b",
+            "a/./b//c/",
+        ];
+        for name in names {
+            let path = root.join(name);
+            let ours = real_path(&path).map_err(|e| e.kind());
+            let std = path.canonicalize().map_err(|e| e.kind());
+            assert_eq!(ours, std, "{name}");
+        }
+        assert_eq!(real_path(Path::new("/")).unwrap(), PathBuf::from("/"));
+        assert_eq!(
+            real_path(Path::new("")).map_err(|e| e.kind()),
+            Path::new("").canonicalize().map_err(|e| e.kind())
+        );
     }
 
     /// The scratch directory of a repository is this user's own directory in the temporary

@@ -1,0 +1,3 @@
+fn main() {
+    autocfg::new().emit_path_cfg("core::error::Error", "has_core_error");
+}
