@@ -2,7 +2,6 @@
 //! wrappers, the gates, git, shells and interpreters and the text they run, `find`, copies,
 //! links, archives, and the files each known writer writes.
 
-use super::paths::mentions_internals;
 use super::policy::{Reason, Rule, Unknown, names_human_command};
 use super::programs::{self, ShellInput, basename};
 use super::words::{self, Arg};
@@ -376,7 +375,7 @@ impl Walk<'_> {
     /// Program text (an argument, a one-liner): the git internals or a human-only command
     /// named in it.
     fn program_text(&self, text: &str) -> Result<(), Reason> {
-        if let Some(reason) = mentions_internals(text, self.paths.ctx) {
+        if let Some(reason) = self.paths.mentions_internals(text) {
             return Err(reason);
         }
         if let Some(marker) = super::policy::PTY_MARKERS

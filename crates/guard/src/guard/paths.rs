@@ -12,7 +12,7 @@ use super::context::GuardContext;
 use super::policy::{
     AGENT_SETTINGS, GIT_DIR_GUARDED, GIT_INTERNAL_NAMES, Reason, Rule, USER_GIT_CONFIG, Unknown,
 };
-use super::protected::{Targets, instances, literal_dir, normalize};
+use super::protected::{Targets, ends_with_parts, instances, literal_dir, normalize, rest_under};
 use super::words::{Arg, escape};
 use crate::glob::glob_match;
 
@@ -85,6 +85,13 @@ pub struct Checker<'c> {
     targets: Option<Targets>,
     #[allow(clippy::type_complexity)]
     places: Option<(Vec<PathBuf>, Vec<(PathBuf, bool)>)>,
+    /// What a removal may not take away, as named ([`Self::holds_guarded`]): the git and
+    /// hooks directories (`None`) and each protected path (`Some`: as the rule names it).
+    /// Made once: a command line of 40,000 `rm`s made them 40,000 times.
+    held: Option<Vec<(PathBuf, Option<String>)>>,
+    /// The git directory's parts whose mention in a word is refused
+    /// ([`Self::mentions_internals`]), made once.
+    internals: Vec<String>,
 }
 
 impl<'c> Checker<'c> {
@@ -95,7 +102,26 @@ impl<'c> Checker<'c> {
             lookups: 0,
             targets: None,
             places: None,
+            held: None,
+            internals: if ctx.git_dir.as_os_str().is_empty() {
+                Vec::new()
+            } else {
+                [
+                    "orchestrator",
+                    "refs/orchestrator",
+                    "logs/refs/orchestrator",
+                    "config",
+                ]
+                .iter()
+                .map(|part| ctx.git_dir.join(part).to_string_lossy().into_owned())
+                .collect()
+            },
         }
+    }
+
+    /// The git internals or the hooks named in `word` (program text, a path as written).
+    pub fn mentions_internals(&self, word: &str) -> Option<Reason> {
+        mentions_internals(word, self.ctx, &self.internals)
     }
 
     /// A file a command writes, moves or deletes; `removes`: deleting or moving it takes
@@ -220,7 +246,7 @@ impl<'c> Checker<'c> {
         if path.is_empty() || path == "/dev/null" || path.starts_with("/dev/") {
             return Ok(());
         }
-        if let Some(reason) = mentions_internals(path, self.ctx) {
+        if let Some(reason) = self.mentions_internals(path) {
             return Err(reason);
         }
         let absolute = normalize(&cwd.join(path));
@@ -235,11 +261,11 @@ impl<'c> Checker<'c> {
         let ctx = self.ctx;
         let (roots, git_dirs) = self.places()?;
         for candidate in &candidates {
-            for (dir, whole) in &git_dirs {
-                let Ok(rest) = candidate.strip_prefix(dir) else {
+            for (dir, whole) in git_dirs {
+                let Some(rest) = rest_under(candidate, dir) else {
                     continue;
                 };
-                let rest = rest.to_string_lossy();
+                let rest = String::from_utf8_lossy(rest);
                 // In the git directory, the parts the workflow and the hooks live in; a lock
                 // file, `info/exclude` or a rebase's scratch files are git's ordinary business.
                 if *whole
@@ -251,16 +277,19 @@ impl<'c> Checker<'c> {
                     return Err(Reason::new(Rule::GitInternals, path));
                 }
             }
-            if AGENT_SETTINGS.iter().any(|f| candidate.ends_with(f)) {
+            if AGENT_SETTINGS.iter().any(|f| ends_with_parts(candidate, f)) {
                 return Err(Reason::new(Rule::AgentSettings, path));
             }
-            if USER_GIT_CONFIG.iter().any(|f| candidate.ends_with(f)) {
+            if USER_GIT_CONFIG
+                .iter()
+                .any(|f| ends_with_parts(candidate, f))
+            {
                 return Err(Reason::new(Rule::GitInternals, path));
             }
-            let Some(relative) = roots.iter().find_map(|r| candidate.strip_prefix(r).ok()) else {
+            let Some(relative) = roots.iter().find_map(|r| rest_under(candidate, r)) else {
                 continue;
             };
-            let relative = relative.to_string_lossy();
+            let relative = String::from_utf8_lossy(relative);
             if ctx.protected_files.iter().any(|f| f == relative.as_ref())
                 || ctx.protected_globs.iter().any(|g| glob_match(g, &relative))
             {
@@ -279,38 +308,63 @@ impl<'c> Checker<'c> {
         }
         let mut targets = vec![target.clone()];
         targets.extend(self.canonical(&target)?);
-        let ctx = self.ctx;
+        let held = self.held();
         for target in &targets {
-            for dir in [&ctx.git_dir, &ctx.hooks_dir] {
-                if !dir.as_os_str().is_empty() && normalize(dir).starts_with(target) {
-                    return Err(Reason::new(Rule::GitInternals, path));
+            for (dir, inside) in held {
+                if rest_under(dir, target).is_none() {
+                    continue;
                 }
+                return Err(match inside {
+                    None => Reason::new(Rule::GitInternals, path),
+                    Some(inside) => {
+                        Reason::new(Rule::Protected, format!("{path} (it holds {inside})"))
+                    }
+                });
             }
+        }
+        Ok(())
+    }
+
+    /// What a removal may not take away (the field of that name), made on first use.
+    fn held(&mut self) -> &[(PathBuf, Option<String>)] {
+        let ctx = self.ctx;
+        self.held.get_or_insert_with(|| {
+            let mut held: Vec<(PathBuf, Option<String>)> = [&ctx.git_dir, &ctx.hooks_dir]
+                .into_iter()
+                .filter(|dir| !dir.as_os_str().is_empty())
+                .map(|dir| (normalize(dir), None))
+                .collect();
             let root = normalize(&ctx.root);
             let protected = ctx.protected_files.iter().map(String::as_str).chain(
                 ctx.protected_globs
                     .iter()
                     .map(|g| g.split(['*', '?', '[']).next().unwrap_or_default()),
             );
-            for inside in protected {
-                if normalize(&root.join(inside.trim_end_matches('/'))).starts_with(target) {
-                    return Err(Reason::new(
-                        Rule::Protected,
-                        format!("{path} (it holds {inside})"),
-                    ));
-                }
-            }
-        }
-        Ok(())
+            held.extend(protected.map(|inside| {
+                (
+                    normalize(&root.join(inside.trim_end_matches('/'))),
+                    Some(inside.to_string()),
+                )
+            }));
+            held
+        })
     }
 
     /// The repository's top and its git and hooks directories, as named and as resolved
     /// (`whole`: everything in it is guarded), looked up once.
     #[allow(clippy::type_complexity)]
-    fn places(&mut self) -> Result<(Vec<PathBuf>, Vec<(PathBuf, bool)>), Reason> {
-        if let Some(places) = &self.places {
-            return Ok(places.clone());
+    fn places(&mut self) -> Result<(&[PathBuf], &[(PathBuf, bool)]), Reason> {
+        if self.places.is_none() {
+            self.places = Some(self.find_places()?);
         }
+        match &self.places {
+            Some((roots, git_dirs)) => Ok((roots, git_dirs)),
+            None => Ok((&[], &[])),
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn find_places(&mut self) -> Result<(Vec<PathBuf>, Vec<(PathBuf, bool)>), Reason> {
         let ctx = self.ctx;
         let mut roots = vec![normalize(&ctx.root)];
         roots.extend(self.canonical(&ctx.root)?);
@@ -324,7 +378,6 @@ impl<'c> Checker<'c> {
                 git_dirs.push((real, whole));
             }
         }
-        self.places = Some((roots.clone(), git_dirs.clone()));
         Ok((roots, git_dirs))
     }
 
@@ -372,7 +425,7 @@ impl<'c> Checker<'c> {
 
 /// The git directory's parts the orchestrator relies on, named in a command's text (a
 /// script's argument, an interpreter's one-liner).
-pub fn mentions_internals(word: &str, ctx: &GuardContext) -> Option<Reason> {
+fn mentions_internals(word: &str, ctx: &GuardContext, internals: &[String]) -> Option<Reason> {
     // `.git//hooks`, `.git/./hooks` name the same directory.
     let normalized;
     let word = if word.contains("//") || word.contains("/./") {
@@ -395,21 +448,47 @@ pub fn mentions_internals(word: &str, ctx: &GuardContext) -> Option<Reason> {
     if !hooks.is_empty() && word.contains(hooks.as_ref()) {
         return Some(Reason::new(Rule::GitInternals, hooks.to_string()));
     }
-    [
-        ctx.git_dir.join("orchestrator"),
-        ctx.git_dir.join("refs/orchestrator"),
-        ctx.git_dir.join("logs/refs/orchestrator"),
-        ctx.git_dir.join("config"),
-    ]
-    .iter()
-    .map(|p| p.to_string_lossy().to_string())
-    .find(|p| !ctx.git_dir.as_os_str().is_empty() && word.contains(p.as_str()))
-    .map(|p| Reason::new(Rule::GitInternals, p))
+    internals
+        .iter()
+        .find(|p| word.contains(p.as_str()))
+        .map(|p| Reason::new(Rule::GitInternals, p.clone()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `rest_under` says what `Path::strip_prefix` says of normalized paths: below or
+        /// not, and what is left (`/a/bc` is not below `/a/b`; everything is below `/`).
+        #[test]
+        fn rest_under_agrees_with_strip_prefix(
+            path in "(/)?((a|b|ab|\\.\\.|\\.|é)(/{1,2})){0,4}(a|b|ab)?",
+            dir in "(/)?((a|b|ab|\\.\\.|\\.|é)(/{1,2})){0,4}(a|b|ab)?",
+        ) {
+            use std::os::unix::ffi::OsStrExt as _;
+            let (path, dir) = (normalize(Path::new(&path)), normalize(Path::new(&dir)));
+            let ours = super::rest_under(&path, &dir);
+            let std = path.strip_prefix(&dir).ok().map(|rest| rest.as_os_str().as_bytes());
+            proptest::prop_assert_eq!(ours, std, "{:?} under {:?}", path, dir);
+        }
+
+        /// `ends_with_parts` says what `Path::ends_with` says of a normalized path and a
+        /// relative tail of plain names (`x/.mcp.json` ends with `.mcp.json`, `x.mcp.json`
+        /// does not).
+        #[test]
+        fn ends_with_parts_agrees_with_ends_with(
+            path in "(/)?((a|\\.b|a\\.b|b|é)(/{1,2})){0,4}(a|\\.b|a\\.b|b)?",
+            tail in "((a|\\.b|a\\.b|b)/){0,2}(a|\\.b|a\\.b|b)",
+        ) {
+            let path = normalize(Path::new(&path));
+            proptest::prop_assert_eq!(
+                super::ends_with_parts(&path, &tail),
+                path.ends_with(&tail),
+                "{:?} ends with {:?}", path, tail
+            );
+        }
+    }
 
     #[test]
     fn git_globs_match_as_git_matches_them() {

@@ -179,3 +179,38 @@ pub fn normalize(path: &Path) -> PathBuf {
     }
     out
 }
+
+/// What follows `dir` in `path`, without the `/` between (empty for `dir` itself); `None`
+/// where `path` is not `dir` or below it. As `Path::strip_prefix` says for the paths the
+/// guard compares, which are [`normalize`]d or resolved (no `.`, `//` or trailing `/`), at a
+/// fraction of its cost: it compares component by component, and a line of 40,000 `rm`s
+/// made a million comparisons.
+pub(super) fn rest_under<'p>(path: &'p Path, dir: &Path) -> Option<&'p [u8]> {
+    let path = path.as_os_str().as_encoded_bytes();
+    let dir = dir.as_os_str().as_encoded_bytes();
+    if dir.is_empty() {
+        // No component: every path is below it.
+        return Some(path);
+    }
+    let rest = path.strip_prefix(dir)?;
+    if dir.ends_with(b"/") {
+        return Some(rest);
+    }
+    match rest {
+        [] => Some(rest),
+        [b'/', tail @ ..] => Some(tail),
+        _ => None,
+    }
+}
+
+/// Whether the last parts of `path` are `tail` (relative, plain names: `.mcp.json`,
+/// `.claude/settings.json`), as `Path::ends_with` says for a [`normalize`]d or resolved
+/// path, compared as bytes: every path a command line writes was compared with each agent
+/// settings file.
+pub(super) fn ends_with_parts(path: &Path, tail: &str) -> bool {
+    let path = path.as_os_str().as_encoded_bytes();
+    let Some(before) = path.strip_suffix(tail.as_bytes()) else {
+        return false;
+    };
+    before.is_empty() || before.ends_with(b"/")
+}
