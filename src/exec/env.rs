@@ -237,16 +237,21 @@ fn canonical_all(dirs: &[&Path]) -> Vec<PathBuf> {
 }
 
 /// `path` with every link resolved, as `Path::canonicalize` gives it, in three system calls
-/// whatever its depth: the kernel walks it once (`open` with `O_PATH`) and names what it
-/// reached (`/proc/self/fd`). glibc's `realpath` asks `readlink` of each component in turn,
-/// five calls for `/tmp/x/repo/.git`, and a call that runs a command resolves some twenty
-/// paths (its repository's, each PATH entry, the tools found there). Where /proc does not
-/// name it plainly (not mounted, a path removed meanwhile, outside this root), as std does.
+/// whatever its depth (for a result under 256 bytes): the kernel walks it once (`open` with
+/// `O_PATH`) and names what it reached (`/proc/self/fd`). glibc's `realpath` asks `readlink`
+/// of each component in turn, five calls for `/tmp/x/repo/.git`, and a call that runs a
+/// command resolves some twenty paths (its repository's, each PATH entry, the tools found
+/// there). Wherever that fails or /proc does not name it plainly (no descriptor left, a link
+/// `fs.protected_symlinks` will not let `open` follow, /proc not mounted, a path removed
+/// meanwhile), as std does: an entry judged by its resolved path must not be judged by its
+/// name instead because `open` failed where `realpath` would not.
 fn real_path(path: &Path) -> std::io::Result<PathBuf> {
     use rustix::fd::AsRawFd as _;
     use rustix::fs::{Mode, OFlags};
     use std::os::unix::ffi::OsStringExt as _;
-    let opened = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())?;
+    let Ok(opened) = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) else {
+        return path.canonicalize();
+    };
     let link = format!("/proc/self/fd/{}", opened.as_raw_fd());
     match rustix::fs::readlink(link.as_str(), Vec::new()) {
         Ok(named)

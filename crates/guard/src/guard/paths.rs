@@ -89,6 +89,8 @@ pub struct Checker<'c> {
     /// hooks directories (`None`) and each protected path (`Some`: as the rule names it).
     /// Made once: a command line of 40,000 `rm`s made them 40,000 times.
     held: Option<Vec<(PathBuf, Option<String>)>>,
+    /// The repository's top, normalized once.
+    root: PathBuf,
     /// The git directory's parts whose mention in a word is refused
     /// ([`Self::mentions_internals`]), made once.
     internals: Vec<String>,
@@ -103,6 +105,7 @@ impl<'c> Checker<'c> {
             targets: None,
             places: None,
             held: None,
+            root: normalize(&ctx.root),
             internals: if ctx.git_dir.as_os_str().is_empty() {
                 Vec::new()
             } else {
@@ -186,7 +189,7 @@ impl<'c> Checker<'c> {
         };
         // Inside a directory a `DIR/**` glob protects, anything it matches is protected.
         let literal = literal_dir(pattern);
-        let root = normalize(&self.ctx.root);
+        let root = &self.root;
         for glob in &self.ctx.protected_globs {
             let Some(dir) = glob
                 .strip_suffix("/**")
@@ -334,7 +337,7 @@ impl<'c> Checker<'c> {
                 .filter(|dir| !dir.as_os_str().is_empty())
                 .map(|dir| (normalize(dir), None))
                 .collect();
-            let root = normalize(&ctx.root);
+            let root = &self.root;
             let protected = ctx.protected_files.iter().map(String::as_str).chain(
                 ctx.protected_globs
                     .iter()
@@ -354,19 +357,18 @@ impl<'c> Checker<'c> {
     /// (`whole`: everything in it is guarded), looked up once.
     #[allow(clippy::type_complexity)]
     fn places(&mut self) -> Result<(&[PathBuf], &[(PathBuf, bool)]), Reason> {
-        if self.places.is_none() {
-            self.places = Some(self.find_places()?);
-        }
-        match &self.places {
-            Some((roots, git_dirs)) => Ok((roots, git_dirs)),
-            None => Ok((&[], &[])),
-        }
+        let found = match self.places.take() {
+            Some(found) => found,
+            None => self.find_places()?,
+        };
+        let (roots, git_dirs) = self.places.insert(found);
+        Ok((roots, git_dirs))
     }
 
     #[allow(clippy::type_complexity)]
     fn find_places(&mut self) -> Result<(Vec<PathBuf>, Vec<(PathBuf, bool)>), Reason> {
         let ctx = self.ctx;
-        let mut roots = vec![normalize(&ctx.root)];
+        let mut roots = vec![self.root.clone()];
         roots.extend(self.canonical(&ctx.root)?);
         let mut git_dirs: Vec<(PathBuf, bool)> = Vec::new();
         for (dir, whole) in [(&ctx.git_dir, false), (&ctx.hooks_dir, true)] {
