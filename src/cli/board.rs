@@ -361,6 +361,16 @@ fn warning(text: &str) -> String {
 /// `text` as one visible line: control characters and the invisible ones that reorder or
 /// hide text shown escaped (a remote's names and titles are anyone's).
 fn one_line(text: &str) -> String {
+    // Nearly every cell is printable ASCII, which both steps leave as it is: each cell of a
+    // hundred rows was copied four times over.
+    if text.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+        return text.to_string();
+    }
+    escaped(text)
+}
+
+/// [`one_line`] of any text.
+fn escaped(text: &str) -> String {
     crate::workflow::fence::visible(text)
         .replace('\r', "\\r")
         .replace('\n', "\\n")
@@ -371,6 +381,15 @@ fn one_line(text: &str) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    proptest::proptest! {
+        /// Printable ASCII is left as it is without being looked at twice; anything else is
+        /// escaped as before.
+        #[test]
+        fn a_plain_cell_is_one_line_as_it_was(text in "(?s)[ -~\\x00-\\x1f\\x7f\u{80}-\u{9f}\u{202e}\u{e9}]{0,24}") {
+            proptest::prop_assert_eq!(one_line(&text), escaped(&text));
+        }
+    }
 
     #[test]
     fn texts_from_a_remote_are_one_visible_line() {

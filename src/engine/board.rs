@@ -349,7 +349,7 @@ fn gather(
     warnings: &mut Vec<String>,
 ) -> Result<BoardReport, EngineError> {
     // A hundred state blobs are deltas of one another once packed: decompressed once each.
-    let cached = session.store.with_pack_cache()?;
+    let cached = session.store.with_pack_cache();
     let store = &cached;
     let now = claims::now();
     let master = match master_plan(session, remote.as_deref(), &main_branch) {

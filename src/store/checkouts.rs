@@ -84,13 +84,10 @@ impl Store {
             listed_head(&listed, &mut checkout);
             out.push(checkout);
         }
-        let linked = self.repo().map(|repo| repo.worktrees().unwrap_or_default());
-        for proxy in linked.unwrap_or_default() {
-            let Ok(path) = proxy.base() else { continue };
+        for (git_dir, path) in linked_worktrees(self.repo.common_dir()) {
             if !path.is_dir() {
                 continue;
             }
-            let git_dir = proxy.git_dir().to_path_buf();
             let mut checkout = self.checkout(path, &git_dir, false, workflow_of(&git_dir));
             listed_head(&listed, &mut checkout);
             out.push(checkout);
@@ -168,4 +165,26 @@ fn read_config_value(path: &Path) -> Option<String> {
     file.string(WORKFLOW_CONFIG_KEY)
         .map(|v| v.to_str_lossy().into_owned())
         .filter(|w| super::valid_workflow_name(w))
+}
+
+/// Each linked worktree registered under `common` (the common git directory): its private
+/// git directory (`worktrees/<id>`, holding a `gitdir` file) and its checkout, in the order of
+/// those directories. What gix's `Repository::worktrees` lists, read without opening gix: the
+/// board lists the worktrees on every call. One whose `gitdir` cannot be read is left out.
+fn linked_worktrees(common: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let git_dir = entry.path();
+            let dot_git =
+                gix::discover::path::from_plain_file_relative_to_file(&git_dir.join("gitdir"))?
+                    .ok()?;
+            Some((git_dir, gix::discover::path::without_dot_git_dir(dot_git)))
+        })
+        .collect();
+    out.sort();
+    out
 }

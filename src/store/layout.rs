@@ -329,6 +329,14 @@ fn read(source: gix::config::Source, path: &Path) -> Option<gix::config::File> {
     (!includes).then_some(file)
 }
 
+/// `repo`, reading its packs through a cache of decompressed entries of `bytes`.
+fn cached(mut repo: gix::Repository, bytes: usize) -> gix::Repository {
+    repo.objects.set_pack_cache(move || {
+        Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(bytes))
+    });
+    repo
+}
+
 /// The store's gix repository, opened at once where [`plain`] did not find the repository,
 /// else on first need.
 pub(super) struct Repo {
@@ -340,6 +348,9 @@ pub(super) struct Repo {
     common_dir: PathBuf,
     /// The plain repository's configuration; gix's own otherwise.
     config: Option<gix::config::File>,
+    /// gix reads packs through a cache of decompressed entries of this many bytes, once
+    /// opened ([`Repo::with_pack_cache`]).
+    pack_cache: Option<usize>,
 }
 
 impl Repo {
@@ -351,6 +362,26 @@ impl Repo {
             common_dir: repo.common_dir().to_path_buf(),
             config: None,
             opened: OnceCell::from(repo),
+            pack_cache: None,
+        }
+    }
+
+    /// This repository, its packs read through a cache of decompressed entries of `bytes`:
+    /// set now when gix is open, else when it opens; a plain repository whose objects are all
+    /// loose never opens it (`loose.rs` reads them).
+    pub(super) fn with_pack_cache(&self, bytes: usize) -> Repo {
+        let opened = OnceCell::new();
+        if let Some(repo) = self.opened.get() {
+            let _ = opened.set(cached(repo.clone(), bytes));
+        }
+        Repo {
+            opened,
+            from: self.from.clone(),
+            workdir: self.workdir.clone(),
+            git_dir: self.git_dir.clone(),
+            common_dir: self.common_dir.clone(),
+            config: self.config.clone(),
+            pack_cache: Some(bytes),
         }
     }
 
@@ -362,6 +393,7 @@ impl Repo {
             common_dir: plain.git_dir.clone(),
             git_dir: plain.git_dir,
             config: Some(plain.config),
+            pack_cache: None,
         }
     }
 
@@ -385,6 +417,9 @@ impl Repo {
         }
         let mut repo = open_without_replacements(&self.from)?;
         repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+        if let Some(bytes) = self.pack_cache {
+            repo = cached(repo, bytes);
+        }
         if repo.git_dir() != self.git_dir {
             return Err(StoreError::NotARepository(format!(
                 "the repository at {} moved while it was read (now {})",

@@ -222,14 +222,10 @@ impl Store {
     /// workflows at once (`board`), whose state blobs are deltas of one another in a packed
     /// repository. The one-workflow commands keep gix's default, no cache, and the memory it
     /// saves.
-    pub fn with_pack_cache(&self) -> Result<Store, StoreError> {
+    pub fn with_pack_cache(&self) -> Store {
         const BYTES: usize = 16 << 20;
-        let mut repo = self.repo.get()?.clone();
-        repo.objects.set_pack_cache(|| {
-            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(BYTES))
-        });
-        Ok(Store {
-            repo: layout::Repo::opened(repo),
+        Store {
+            repo: self.repo.with_pack_cache(BYTES),
             workflow: self.workflow.clone(),
             ref_name: self.ref_name.clone(),
             selected_by_config: self.selected_by_config,
@@ -237,7 +233,7 @@ impl Store {
             loose: std::sync::Arc::clone(&self.loose),
             remembered: None,
             memo: Some(std::cell::RefCell::new(loose::Memo::default())),
-        })
+        }
     }
 
     /// Keeps the last workflow read, for a store that answers many calls: one whose tip has
