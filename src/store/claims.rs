@@ -86,7 +86,12 @@ impl Claim {
                 fields.push((key, value.trim()));
             }
         }
-        let field = |key: &str| fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+        Self::from_fields(|key| fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v))
+    }
+
+    /// The claim whose fields `field` gives, each trimmed, by trailer name; `None` unless
+    /// they make one of ours.
+    fn from_fields<'a>(field: impl Fn(&str) -> Option<&'a str>) -> Option<Claim> {
         let text = |key: &str| field(key).map(str::to_string);
         let number = |key: &str| field(key).and_then(|v| v.parse::<i64>().ok());
         // Host and user are printed in refusals and listings: whoever wrote the commit, they
@@ -405,8 +410,8 @@ mod tests {
         assert!(store.tracking_claims("origin").unwrap().is_empty());
     }
 
-    /// The claim a message states, as the parser before this one read it (each field in a
-    /// map): the oracle of `claims_are_read_as_they_were`.
+    /// The claim a message states, its fields gathered as the parser before this one gathered
+    /// them (in a map): the oracle of `claims_are_read_as_they_were`.
     fn parse_by_map(message: &str) -> Option<Claim> {
         if message.len() > MAX_CLAIM_MESSAGE {
             return None;
@@ -420,20 +425,7 @@ mod tests {
                 return None;
             }
         }
-        let text = |key: &str| fields.get(key).map(|v| (*v).to_string());
-        let number = |key: &str| fields.get(key).and_then(|v| v.parse::<i64>().ok());
-        let plain = |key: &str| text(key).map(|v| one_line(&v));
-        let claim = Claim {
-            slug: plain(CLAIM)?,
-            workflow: text(WORKFLOW)?,
-            host: plain(HOST)?,
-            user: plain(USER)?,
-            since: number(SINCE)?,
-            expires: number(EXPIRES)?,
-            nonce: text(NONCE)?,
-        };
-        (crate::store::valid_workflow_name(&claim.workflow) && !claim.nonce.is_empty())
-            .then_some(claim)
+        Claim::from_fields(|key| fields.get(key).copied())
     }
 
     /// Lines a claim's message is made of, and lines that are nearly those.
