@@ -179,12 +179,45 @@ fn linked_worktrees(common: &Path) -> Vec<(PathBuf, PathBuf)> {
         .flatten()
         .filter_map(|entry| {
             let git_dir = entry.path();
-            let dot_git =
-                gix::discover::path::from_plain_file_relative_to_file(&git_dir.join("gitdir"))?
-                    .ok()?;
+            let gitdir = git_dir.join("gitdir");
+            // Read only when it is a regular file, as gix reads it: a FIFO there would hold
+            // the read, and the board, for ever.
+            if !gitdir.is_file() {
+                return None;
+            }
+            let dot_git = gix::discover::path::from_plain_file_relative_to_file(&gitdir)?.ok()?;
             Some((git_dir, gix::discover::path::without_dot_git_dir(dot_git)))
         })
         .collect();
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// A registration whose `gitdir` is a regular file is listed, by its checkout; one whose
+    /// `gitdir` is a FIFO, or missing, is left out without waiting on it.
+    #[test]
+    fn linked_worktrees_are_read_from_regular_gitdir_files_only() {
+        let common = tempfile::tempdir().unwrap();
+        let registered = |id: &str| {
+            let dir = common.path().join("worktrees").join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        };
+        let a = registered("a");
+        std::fs::write(a.join("gitdir"), "/elsewhere/wt/.git\n").unwrap();
+        crate::test_git::mkfifo(&registered("b").join("gitdir"));
+        registered("c");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = common.path().to_path_buf();
+        std::thread::spawn(move || tx.send(linked_worktrees(&dir)));
+        let listed = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a FIFO named gitdir is not read");
+        assert_eq!(listed, vec![(a, PathBuf::from("/elsewhere/wt"))]);
+    }
 }
