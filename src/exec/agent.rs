@@ -127,8 +127,9 @@ fn turn_exit(
 
 /// The agent running now (0: none), for the signal thread.
 static AGENT: AtomicI32 = AtomicI32::new(0);
-/// Set by the signal thread before it stops the agent.
-static STOPPING: AtomicBool = AtomicBool::new(false);
+/// Set by the stop signal's handler, before the signal thread stops the agent.
+static STOPPING: std::sync::LazyLock<std::sync::Arc<AtomicBool>> =
+    std::sync::LazyLock::new(|| std::sync::Arc::new(AtomicBool::new(false)));
 
 /// From now on, a SIGINT, SIGTERM or SIGHUP sent to this process alone (`kill PID`, a
 /// supervisor stopping it) reaches the agent too before this process ends as the signal
@@ -137,14 +138,21 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 pub fn forward_stop_signals() -> std::io::Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     // One started ignoring a signal (`nohup git orchestrate run`) keeps ignoring it.
-    let mut signals =
-        signal_hook::iterator::Signals::new(super::group::heeded(&[SIGINT, SIGTERM, SIGHUP]))?;
+    let heeded = super::group::heeded(&[SIGINT, SIGTERM, SIGHUP]);
+    // Set in the handler itself, which Linux runs in the main thread (the group's leader,
+    // preferred unless a signal is pending there already) before it can see the agent end:
+    // a Ctrl-C stops the agent and us at once, and with the flag set by the thread below, a
+    // main thread that saw the agent's end first went on to record the turn and start the
+    // next (seen with that thread held back 1.5 s).
+    for &number in &heeded {
+        signal_hook::flag::register(number, std::sync::Arc::clone(&STOPPING))?;
+    }
+    let mut signals = signal_hook::iterator::Signals::new(heeded)?;
     super::group::ended_elsewhere();
     std::thread::spawn(move || {
         let Some(number) = signals.forever().next() else {
             return;
         };
-        STOPPING.store(true, Ordering::SeqCst);
         let agent = AGENT.load(Ordering::SeqCst);
         if let (Some(signal), Some(pid)) = (
             rustix::process::Signal::from_named_raw(number),

@@ -252,15 +252,24 @@ fn ctrl_c_stops_the_agent_and_leaves_the_workflow_consistent() {
     repo.run(&["get-task"]).expect(0);
     let tip = repo.tip();
     let agent = agent();
-    // As a terminal runs it: `run` and the agent in one foreground process group.
-    let mut child = repo
-        .command(BIN, ["run", "--", "python3", &agent])
+    // As a terminal runs it: `run` and the agent in one foreground process group, Ctrl-C
+    // heeded. A shell resets SIGINT for a job it runs in the foreground; this test may run
+    // under a script's `cmd &`, which ignores it, and `run` keeps a signal ignored that it
+    // was started ignoring (`nohup`): the agent then slept its minute and the run went on.
+    let mut command = repo.command(BIN, ["run", "--", "python3", &agent]);
+    command
         .env("AGENT_MODE", "sleep")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+        .process_group(0);
+    // SAFETY: signal(2) is async-signal-safe, as a pre_exec hook requires.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        })
+    };
+    let mut child = command.spawn().unwrap();
     let pid_file = repo.path.join("agent.pid");
     for _ in 0..200 {
         if pid_file.exists() && std::fs::read_to_string(&pid_file).is_ok_and(|s| !s.is_empty()) {
@@ -279,6 +288,12 @@ fn ctrl_c_stops_the_agent_and_leaves_the_workflow_consistent() {
     assert!(!status.success());
     assert!(crate::process_gone(agent_pid), "the agent was stopped");
     assert_eq!(repo.tip(), tip, "nothing was written");
+    // Nor the turn recorded: it was cut short, and the next run records it as interrupted.
+    assert_eq!(
+        repo.git(&["for-each-ref", "refs/orchestrator/runs/"]),
+        "",
+        "no turn recorded after the Ctrl-C"
+    );
     repo.run(&["status"]).expect(0);
     repo.run(&["audit"]).expect(0);
 }
