@@ -265,6 +265,11 @@ impl LooseReader {
         }
     }
 
+    /// The fan-out directories under the objects directory now, a bit each ([`FanOuts`]).
+    pub(super) fn fan_outs(&self) -> FanOuts {
+        FanOuts(fan_outs(&self.dir))
+    }
+
     /// True when object `id` is stored loose here.
     pub(super) fn holds(&self, id: &gix::oid) -> bool {
         object_path(&self.dir, id).is_file()
@@ -345,6 +350,93 @@ impl LooseReader {
     }
 }
 
+impl LooseReader {
+    /// Object `id`'s kind and size, read off the first page of its loose file: the object's
+    /// header is the first bytes of its zlib stream, and a size is all `blob_within` asks
+    /// before it reads (gix opened the whole repository to answer it, a tenth of a plain
+    /// repository's board). `None` when the object is not loose here, or when that page does
+    /// not inflate as far as a whole header (gix decides then); an error when its file is no
+    /// regular file, or no zlib stream.
+    pub(super) fn header(&self, id: &gix::oid) -> Result<Option<(gix::objs::Kind, u64)>, String> {
+        use rustix::fs::{Mode, OFlags};
+        let path = object_path(&self.dir, id);
+        // Opened without waiting, and judged by its `fstat`: a FIFO there would hold an open,
+        // and a device would read on.
+        let file = match rustix::fs::open(
+            &path,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(file) => file,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let stat =
+            rustix::fs::fstat(&file).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(format!("{} is not a regular file", path.display()));
+        }
+        let mut page = [0u8; 4096];
+        let read = loop {
+            match rustix::io::read(&file, &mut page) {
+                Err(rustix::io::Errno::INTR) => {}
+                other => break other,
+            }
+        }
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut inflate = Decompress::new();
+        // A header is `<kind> <size>\0`: 6 + 1 + 20 + 1 bytes at the most.
+        let mut out = [0u8; 32];
+        // Partial input is no error: the stream goes on past the page.
+        let _ = inflate
+            .decompress(&page[..read], &mut out, FlushDecompress::None)
+            .map_err(|e| {
+                format!(
+                    "{}: a loose object is not a zlib stream: {e}",
+                    path.display()
+                )
+            })?;
+        let written = usize::try_from(inflate.total_out()).unwrap_or(0);
+        match gix::objs::decode::loose_header(&out[..written]) {
+            Ok((kind, size, _)) => Ok(Some((kind, size))),
+            // Cut short by the page or by `out`: gix reads it whole.
+            Err(_) if !out[..written].contains(&0) => Ok(None),
+            Err(e) => Err(format!("{} has no object header: {e}", path.display())),
+        }
+    }
+}
+
+/// The fan-out directories under `objects`, a bit for each (`xx` read as a byte); every bit
+/// set when the directory cannot be listed, so that nothing is skipped.
+fn fan_outs(objects: &Path) -> [u64; 4] {
+    let Ok(entries) = std::fs::read_dir(objects) else {
+        return [u64::MAX; 4];
+    };
+    let mut there = [0u64; 4];
+    for entry in entries {
+        let Ok(entry) = entry else {
+            return [u64::MAX; 4];
+        };
+        let name = entry.file_name();
+        if let [high, low] = name.as_encoded_bytes()
+            && let (Some(high), Some(low)) = (hex_digit(*high), hex_digit(*low))
+        {
+            let byte = high * 16 + low;
+            there[usize::from(byte / 64)] |= 1 << (byte % 64);
+        }
+    }
+    there
+}
+
+/// A lower-case hexadecimal digit's value, as git names its fan-out directories.
+fn hex_digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        _ => None,
+    }
+}
+
 /// The most the reader keeps of a buffer between objects.
 const KEEP_BUFFER: usize = 1 << 20;
 
@@ -405,6 +497,24 @@ fn inflate(
 pub(super) struct Memo {
     objects: std::collections::HashMap<ObjectId, Found>,
     bytes: usize,
+    /// The fan-out directories there were at the first object this store did not find
+    /// loose: in a packed repository every object was first looked for as a file, some 250
+    /// failed opens a board. An object under a directory that was not there is not looked
+    /// for; one made since is only slower to find (gix finds it). Kept for one store's life
+    /// only, one board: gix opens a loose file without refusing a FIFO, as `regular.rs`
+    /// does, and an object skipped here goes to gix.
+    fan_outs: Option<FanOuts>,
+}
+
+/// Which fan-out directories (`xx` of `objects/xx/yyyy…`) there are, one bit for each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FanOuts([u64; 4]);
+
+impl FanOuts {
+    fn holds(self, id: &gix::oid) -> bool {
+        let first = id.as_bytes()[0];
+        self.0[usize::from(first / 64)] & (1 << (first % 64)) != 0
+    }
 }
 
 impl Memo {
@@ -416,6 +526,20 @@ impl Memo {
         self.objects
             .get(id)
             .map(|(kind, data)| (*kind, Arc::clone(data)))
+    }
+
+    /// True when object `id` cannot be loose here: its fan-out directory was not there when
+    /// the first object was not found loose.
+    pub(super) fn not_loose(&self, id: &gix::oid) -> bool {
+        self.fan_outs.is_some_and(|there| !there.holds(id))
+    }
+
+    /// An object was not found loose: the fan-out directories are listed (`list`), the first
+    /// time.
+    pub(super) fn missed(&mut self, list: impl FnOnce() -> FanOuts) {
+        if self.fan_outs.is_none() {
+            self.fan_outs = Some(list());
+        }
     }
 
     pub(super) fn keep(&mut self, id: ObjectId, (kind, data): &Found) {
@@ -578,6 +702,154 @@ mod tests {
         let liar = writer.out.clone();
         assert!(damaged(&liar).unwrap_err().contains("header says 7"));
         assert!(damaged(&small_file[..0]).is_err());
+    }
+
+    /// A loose object's kind and size as gix reads them, off its file's first page: for
+    /// objects git wrote (one bigger than the page, one stored by our writer in blocks);
+    /// nothing for an object not loose; an error at once for a FIFO or garbage there.
+    #[test]
+    fn a_header_is_read_as_gix_reads_it_and_a_fifo_is_refused_at_once() {
+        use crate::test_git::git;
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let dir = temp.path();
+        let big: Vec<u8> = (0..300_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        std::fs::write(dir.join("big"), &big).unwrap();
+        std::fs::write(dir.join("empty"), "").unwrap();
+        let hash = |file: &str| git(dir, &["hash-object", "-w", file]).trim().to_string();
+        let head = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        let tree = git(dir, &["rev-parse", "HEAD^{tree}"]).trim().to_string();
+        let repo = gix::open(dir).unwrap();
+        let mut writer = LooseWriter::new(&repo);
+        let stored = writer
+            .write(gix::objs::Kind::Blob, &big[..100_000])
+            .unwrap()
+            .to_string();
+        let reader = LooseReader::new(&repo);
+        let oid = |id: &str| ObjectId::from_hex(id.as_bytes()).unwrap();
+        for id in [hash("big"), hash("empty"), head.clone(), tree, stored] {
+            let header = repo.find_header(oid(&id)).unwrap();
+            assert_eq!(
+                reader.header(&oid(&id)),
+                Ok(Some((header.kind(), header.size()))),
+                "{id}"
+            );
+        }
+        // Not loose: gix's to answer.
+        let missing = "0123456789012345678901234567890123456789";
+        assert_eq!(reader.header(&oid(missing)), Ok(None));
+
+        // A FIFO where an object's file would be: refused, not waited on.
+        let path = object_path(&reader.dir, &oid(missing));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let objects = reader.dir.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(LooseReader::at(objects).header(&oid(missing)));
+        });
+        let answer = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a FIFO is refused at once, not waited on");
+        assert!(answer.unwrap_err().contains("not a regular file"));
+        std::fs::remove_file(&path).unwrap();
+
+        // Not a zlib stream, or a stream with no header in it.
+        std::fs::write(&path, b"not zlib at all").unwrap();
+        assert!(
+            reader
+                .header(&oid(missing))
+                .unwrap_err()
+                .contains("not a zlib stream")
+        );
+        writer.deflate(&[b"blob\0 nonsense"]).unwrap();
+        std::fs::write(&path, &writer.out).unwrap();
+        assert!(
+            reader
+                .header(&oid(missing))
+                .unwrap_err()
+                .contains("no object header")
+        );
+    }
+
+    /// The fan-out directories are listed as they are; a memo lists them at its first miss
+    /// only, and after it skips an object only under a directory that was not there.
+    #[test]
+    fn a_memo_skips_only_objects_under_fan_outs_that_were_not_there() {
+        use crate::test_git::git;
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let dir = temp.path();
+        git(dir, &["gc", "--quiet", "--prune=now"]);
+        let oid = |id: &str| ObjectId::from_hex(id.as_bytes()).unwrap();
+        let reader = LooseReader::new(&gix::open(dir).unwrap());
+        assert_eq!(
+            reader.fan_outs(),
+            FanOuts([0; 4]),
+            "packed: no fan-out directory"
+        );
+        std::fs::write(dir.join("new"), "made\n").unwrap();
+        let made = git(dir, &["hash-object", "-w", "new"]).trim().to_string();
+        // `ff` is the last bit, `00` the first: both ends of the set.
+        std::fs::create_dir_all(reader.dir.join("ff")).unwrap();
+        std::fs::create_dir_all(reader.dir.join("00")).unwrap();
+        // Not fan-outs: upper case, one character, three.
+        for name in ["AB", "a", "abc"] {
+            std::fs::create_dir_all(reader.dir.join(name)).unwrap();
+        }
+        let listed = reader.fan_outs();
+        let first = |byte: &str| oid(&format!("{byte}{}", "0".repeat(38)));
+        // "made\n" is blob c5f1b8e…
+        assert!(made.starts_with("c5"));
+        for (byte, there) in [
+            ("c5", true),
+            ("ff", true),
+            ("00", true),
+            ("ab", false),
+            ("01", false),
+        ] {
+            assert_eq!(listed.holds(&first(byte)), there, "{byte}");
+        }
+        let bits: u32 = listed.0.iter().map(|w| w.count_ones()).sum();
+        assert_eq!(bits, 3);
+
+        let mut memo = Memo::default();
+        assert!(
+            !memo.not_loose(&first("ab")),
+            "nothing skipped before a miss"
+        );
+        memo.missed(|| listed);
+        memo.missed(|| panic!("listed once"));
+        assert!(memo.not_loose(&first("ab")));
+        assert!(!memo.not_loose(&oid(&made)));
+    }
+
+    /// The board's store (one with a memo) reads an object made loose after its list under
+    /// a new fan-out directory all the same: through gix.
+    #[test]
+    fn the_boards_store_finds_an_object_made_after_its_list() {
+        use crate::test_git::git;
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let dir = temp.path();
+        git(dir, &["gc", "--quiet", "--prune=now"]);
+        let head = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        let store = super::super::Store::open_isolated(dir, "default")
+            .unwrap()
+            .with_pack_cache();
+        let oid = |id: &str| ObjectId::from_hex(id.as_bytes()).unwrap();
+        assert_eq!(store.object(oid(&head)).unwrap().0, gix::objs::Kind::Commit);
+        std::fs::write(dir.join("new"), "made after the list\n").unwrap();
+        let made = git(dir, &["hash-object", "-w", "new"]).trim().to_string();
+        assert!(store.memo.as_ref().unwrap().borrow().not_loose(&oid(&made)));
+        let (kind, data) = store.object(oid(&made)).unwrap();
+        assert_eq!(
+            (kind, &data[..]),
+            (gix::objs::Kind::Blob, &b"made after the list\n"[..])
+        );
     }
 
     /// What the reader keeps stays within both its bounds, however the sizes come.

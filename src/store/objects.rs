@@ -164,7 +164,12 @@ impl Store {
     /// more, and nothing was read (its size comes from the object's header).
     pub fn blob_within(&self, id: &str, cap: u64) -> Result<Result<Vec<u8>, u64>, StoreError> {
         let oid = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
-        let size = self.repo()?.find_header(oid).map_err(git_err)?.size();
+        // Its size first, from the loose file's header where it is loose: opening gix for it
+        // was the only reason a plain repository's board opened gix at all.
+        let size = match self.loose.header(&oid).map_err(StoreError::Git)? {
+            Some((_, size)) => size,
+            None => self.repo()?.find_header(oid).map_err(git_err)?.size(),
+        };
         if size > cap {
             return Ok(Err(size));
         }
@@ -196,9 +201,17 @@ impl Store {
         if let Some(found) = self.memo.as_ref().and_then(|memo| memo.borrow().get(&id)) {
             return Ok(found);
         }
-        let found = match self.loose.read(&id)? {
+        let not_loose = (self.memo.as_ref()).is_some_and(|memo| memo.borrow().not_loose(&id));
+        let found = match if not_loose {
+            None
+        } else {
+            self.loose.read(&id)?
+        } {
             Some(found) => found,
             None => {
+                if let Some(memo) = &self.memo {
+                    memo.borrow_mut().missed(|| self.loose.fan_outs());
+                }
                 let object = (self.repo().map_err(|e| e.to_string())?)
                     .find_object(id)
                     .map_err(|e| e.to_string())?;
