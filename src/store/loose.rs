@@ -384,9 +384,19 @@ impl LooseReader {
             }
         }
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let mut inflate = Decompress::new();
+        // The reader's own inflate state, as `read` takes it: a fresh one is a zlib state
+        // allocated and set up for 32 bytes.
+        let mut inflating = self.inflate.lock().unwrap_or_else(PoisonError::into_inner);
+        let inflate = match &mut inflating.state {
+            Some(inflate) => {
+                inflate.reset();
+                inflate
+            }
+            state @ None => state.insert(Decompress::new()),
+        };
         // A header is `<kind> <size>\0`: 6 + 1 + 20 + 1 bytes at the most.
         let mut out = [0u8; 32];
+        let before = inflate.total_out();
         // Partial input is no error: the stream goes on past the page.
         let _ = inflate
             .decompress(&page[..read], &mut out, FlushDecompress::None)
@@ -396,7 +406,8 @@ impl LooseReader {
                     path.display()
                 )
             })?;
-        let written = usize::try_from(inflate.total_out()).unwrap_or(0);
+        let written = usize::try_from(inflate.total_out() - before).unwrap_or(0);
+        drop(inflating);
         match gix::objs::decode::loose_header(&out[..written]) {
             Ok((kind, size, _)) => Ok(Some((kind, size))),
             // Cut short by the page or by `out`: gix reads it whole.
