@@ -140,7 +140,12 @@ fn find(dir: &Path) -> Option<(PathBuf, PathBuf)> {
                     && dot_git.join("HEAD").is_file()
                     && dot_git.join("objects").is_dir()
                     && dot_git.join("refs").is_dir()
-                    && !dot_git.join("commondir").exists();
+                    && !dot_git.join("commondir").exists()
+                    // A FIFO or device there goes to gix's open, which refuses it
+                    // (`refuse_waiting_files`): the git our commands run would wait on it for
+                    // ever, and a call that never opens gix would go on without a word.
+                    && regular_or_absent(&dot_git.join("packed-refs"))
+                    && regular_or_absent(&dot_git.join("objects/info/alternates"));
                 return plain.then(|| (candidate.to_path_buf(), dot_git));
             }
             Ok(_) => return None,
@@ -149,6 +154,14 @@ fn find(dir: &Path) -> Option<(PathBuf, PathBuf)> {
         }
     }
     None
+}
+
+/// True when `path` (a link followed) is a regular file or nothing at all.
+fn regular_or_absent(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(meta) => meta.is_file(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
 }
 
 /// The configuration gix would read for this repository (system, `$XDG_CONFIG_HOME/git/
