@@ -649,17 +649,24 @@ mod tests {
         assert!(fsck.status.success(), "{fsck:?}");
     }
 
+    /// A repository with a commit, and in its working tree `big`: 300,000 bytes that do not
+    /// compress (returned too), for objects larger than any buffer's first fill.
+    fn repo_with_big_file() -> (tempfile::TempDir, Vec<u8>) {
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let big: Vec<u8> = (0..300_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        std::fs::write(temp.path().join("big"), &big).unwrap();
+        (temp, big)
+    }
+
     /// What git wrote loose reads back as git has it, a second read from what was kept;
     /// what is packed is left to gix; a cut or mislabelled file is an error, not an object.
     #[test]
     fn the_reader_reads_what_git_wrote_and_refuses_a_damaged_object() {
         use crate::test_git::git;
-        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let (temp, big) = repo_with_big_file();
         let dir = temp.path();
-        let big: Vec<u8> = (0..300_000u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-            .collect();
-        std::fs::write(dir.join("big"), &big).unwrap();
         std::fs::write(dir.join("small"), "small\n").unwrap();
         let hash = |file: &str| git(dir, &["hash-object", "-w", file]).trim().to_string();
         let (big_id, small_id) = (hash("big"), hash("small"));
@@ -721,12 +728,8 @@ mod tests {
     #[test]
     fn a_header_is_read_as_gix_reads_it_and_a_fifo_is_refused_at_once() {
         use crate::test_git::git;
-        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let (temp, big) = repo_with_big_file();
         let dir = temp.path();
-        let big: Vec<u8> = (0..300_000u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
-            .collect();
-        std::fs::write(dir.join("big"), &big).unwrap();
         std::fs::write(dir.join("empty"), "").unwrap();
         let hash = |file: &str| git(dir, &["hash-object", "-w", file]).trim().to_string();
         let head = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
