@@ -348,9 +348,7 @@ impl LooseReader {
         }
         Ok(Some((kind, data)))
     }
-}
 
-impl LooseReader {
     /// Object `id`'s kind and size, read off the first page of its loose file: the object's
     /// header is the first bytes of its zlib stream, and a size is all `blob_within` asks
     /// before it reads (gix opened the whole repository to answer it, a tenth of a plain
@@ -358,28 +356,19 @@ impl LooseReader {
     /// not inflate as far as a whole header (gix decides then); an error when its file is no
     /// regular file, or no zlib stream.
     pub(super) fn header(&self, id: &gix::oid) -> Result<Option<(gix::objs::Kind, u64)>, String> {
-        use rustix::fs::{Mode, OFlags};
+        use std::io::Read as _;
         let path = object_path(&self.dir, id);
-        // Opened without waiting, and judged by its `fstat`: a FIFO there would hold an open,
-        // and a device would read on.
-        let file = match rustix::fs::open(
-            &path,
-            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
+        // Refused at once if it is no regular file: a FIFO there would hold an open, and a
+        // device would read on.
+        let mut file = match super::regular::open(&path, std::fs::OpenOptions::new().read(true)) {
             Ok(file) => file,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
-        let stat =
-            rustix::fs::fstat(&file).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
-            return Err(format!("{} is not a regular file", path.display()));
-        }
         let mut page = [0u8; 4096];
         let read = loop {
-            match rustix::io::read(&file, &mut page) {
-                Err(rustix::io::Errno::INTR) => {}
+            match file.read(&mut page) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 other => break other,
             }
         }
