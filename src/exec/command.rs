@@ -399,6 +399,17 @@ impl Proc {
     }
 }
 
+/// What a descriptor [`collect`] polls stands for.
+#[derive(Clone, Copy)]
+enum Waited {
+    /// The output pipe at this index.
+    Pipe(usize),
+    /// The command's exit.
+    Exit,
+    /// A signal for this process.
+    Signal,
+}
+
 /// Waits for the command and drains its pipes on this thread, all with one `poll`: an
 /// ordinary run starts no thread. When the command exits (or times out) its group is
 /// killed, and the pipes are read until they close, or for [`DRAIN_GRACE`] at most.
@@ -417,6 +428,8 @@ fn collect(
     let mut exit = None;
     let mut drain_until = deadline;
     let mut chunk = [0u8; 16 * 1024];
+    // A SIGINT, SIGTERM or SIGHUP for this process wakes this wait (src/exec/group.rs).
+    let alarm = super::group::alarm();
     while pipes.iter().any(|(pipe, _)| pipe.is_some()) || exit.is_none() {
         let now = Instant::now();
         if now >= drain_until {
@@ -434,17 +447,21 @@ fn collect(
         }
         let wait = rustix::event::Timespec::try_from(drain_until - now).ok();
         let (ready_pipes, exited) = {
-            let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
-            let mut which = Vec::with_capacity(3);
+            let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(4);
+            let mut which = Vec::with_capacity(4);
             for (i, (pipe, _)) in pipes.iter().enumerate() {
                 if let Some(pipe) = pipe {
                     fds.push(PollFd::new(pipe, PollFlags::IN));
-                    which.push(Some(i));
+                    which.push(Waited::Pipe(i));
                 }
             }
             if exit.is_none() {
                 fds.push(PollFd::new(exited_fd, PollFlags::IN));
-                which.push(None);
+                which.push(Waited::Exit);
+            }
+            if let Some(alarm) = &alarm {
+                fds.push(PollFd::from_borrowed_fd(*alarm, PollFlags::IN));
+                which.push(Waited::Signal);
             }
             match poll(&mut fds, wait.as_ref()) {
                 Ok(_) => {}
@@ -453,14 +470,20 @@ fn collect(
             }
             let mut ready = Vec::new();
             let mut exited = false;
+            let mut signalled = false;
             for (fd, which) in fds.iter().zip(which) {
                 if fd.revents().is_empty() {
                     continue;
                 }
                 match which {
-                    Some(i) => ready.push(i),
-                    None => exited = true,
+                    Waited::Pipe(i) => ready.push(i),
+                    Waited::Exit => exited = true,
+                    Waited::Signal => signalled = true,
                 }
+            }
+            if signalled {
+                // Ends every command's group and, unless `run` ends it, this process.
+                super::group::heard();
             }
             (ready, exited)
         };
@@ -536,14 +559,25 @@ fn wait_with_timeout(
     thread::spawn(move || {
         let _ = tx.send(child.wait());
     });
-    let status = match rx.recv_timeout(timeout) {
-        Ok(status) => status?,
-        Err(_) => {
-            kill_group(pgid);
-            let _ = rx.recv();
-            return Ok(ExitRecord::timed_out(
-                u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-            ));
+    // No descriptor to poll here: a signal for this process is looked for every tick.
+    const TICK: Duration = Duration::from_millis(50);
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(TICK)) {
+            Ok(status) => break status?,
+            Err(mpsc::RecvTimeoutError::Timeout) if !left.is_zero() => {
+                if super::group::signalled() {
+                    super::group::heard();
+                }
+            }
+            Err(_) => {
+                kill_group(pgid);
+                let _ = rx.recv();
+                return Ok(ExitRecord::timed_out(
+                    u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                ));
+            }
         }
     };
     Ok(match (status.code(), status.signal()) {

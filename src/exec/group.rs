@@ -1,8 +1,10 @@
 //! Ending a command's whole process group: what a timeout, a cancel, the end of a run and a
 //! signal that ends this process all do, so that nothing a command started outlives it.
 
-use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::io::Read as _;
+use std::os::fd::{AsFd as _, BorrowedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Sends SIGKILL to process group `pgid`.
 pub(super) fn kill_group(pgid: u32) {
@@ -18,15 +20,36 @@ pub(super) fn kill_group(pgid: u32) {
 /// How many commands' groups a signal can end at once: gates run a few at a time.
 const SLOTS: usize = 64;
 
-/// The process groups of the commands running now (0: a free slot), read by the signal
-/// thread.
+/// The process groups of the commands running now (0: a free slot), read by whichever
+/// command's wait hears a signal.
 static RUNNING: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 
 /// Set where another part of this process ends it on those signals (`run`'s agent
-/// supervision, src/exec/agent.rs): the handler here then only ends the groups.
+/// supervision, src/exec/agent.rs): a signal then only ends the groups.
 static ENDED_ELSEWHERE: AtomicBool = AtomicBool::new(false);
 
-static INSTALLED: Once = Once::new();
+/// The signals' handlers, once the first command has started.
+static ALARM: OnceLock<Option<Alarm>> = OnceLock::new();
+
+/// How many commands are watched now; under a lock so that the last one's end and another's
+/// start cannot both decide whether this process is idle.
+static WATCHED: Mutex<usize> = Mutex::new(0);
+
+/// What the handlers of SIGINT, SIGTERM and SIGHUP share with this process's commands. No
+/// thread listens: the handlers record the signal and wake every command's wait (its
+/// `poll`), which ends the groups and then this process; while no command runs, the handler
+/// ends the process itself, as the signal's default would. A listening thread was made at
+/// every process's first command, which was some 3 % of a passing `submit-work`
+/// (benches/orchestrate.rs, GREEN).
+struct Alarm {
+    /// Readable once a signal has arrived: polled by each command's wait.
+    wake: std::io::PipeReader,
+    /// The signal heard (0: none yet).
+    heard: Arc<AtomicUsize>,
+    /// True while no command runs and nothing else ends this process: the handler then
+    /// ends it at once.
+    idle: Arc<AtomicBool>,
+}
 
 /// A command's process group, ended with this process when a SIGINT, SIGTERM or SIGHUP
 /// ends it, until dropped. The group is the command's own (it does not get the terminal's
@@ -34,16 +57,23 @@ static INSTALLED: Once = Once::new();
 /// command killed with it ran on, orphaned, however long it looped.
 pub(super) struct Watched(Option<usize>);
 
-/// Watches `pgid` until the returned guard drops.
+/// Watches `pgid` until the returned guard drops; the command's wait polls [`alarm`] and
+/// calls [`heard`] when it is readable.
 pub(super) fn watch(pgid: u32) -> Watched {
-    INSTALLED.call_once(install);
-    let Ok(pgid) = i32::try_from(pgid) else {
-        return Watched(None);
-    };
-    let slot = RUNNING.iter().position(|slot| {
-        slot.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
+    let slot = i32::try_from(pgid).ok().and_then(|pgid| {
+        RUNNING.iter().position(|slot| {
+            slot.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        })
     });
+    let alarm = ALARM.get_or_init(install);
+    let mut watched = WATCHED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *watched += 1;
+    if let Some(alarm) = alarm {
+        alarm.idle.store(false, Ordering::SeqCst);
+    }
     Watched(slot)
 }
 
@@ -52,44 +82,101 @@ impl Drop for Watched {
         if let Some(slot) = self.0.and_then(|at| RUNNING.get(at)) {
             slot.store(0, Ordering::SeqCst);
         }
+        let mut watched = WATCHED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *watched = watched.saturating_sub(1);
+        let Some(Some(alarm)) = ALARM.get() else {
+            return;
+        };
+        if *watched == 0 && !ENDED_ELSEWHERE.load(Ordering::SeqCst) {
+            alarm.idle.store(true, Ordering::SeqCst);
+            // A signal that came while the last command was ending, after its wait stopped
+            // polling: no wait will hear it now, and the handler saw this process busy.
+            end_as_heard(alarm);
+        }
     }
 }
 
-/// This process ends on those signals elsewhere: the handler only ends the groups.
-pub(crate) fn ended_elsewhere() {
-    ENDED_ELSEWHERE.store(true, Ordering::SeqCst);
+/// The descriptor that becomes readable when a signal has come while commands run: `None`
+/// before the first command, or where every one of those signals is ignored.
+pub(super) fn alarm() -> Option<BorrowedFd<'static>> {
+    ALARM.get()?.as_ref().map(|alarm| alarm.wake.as_fd())
 }
 
-/// A thread that hears those signals (started with the first command): it ends every
-/// group running, then this process as the signal would have.
-fn install() {
+/// Whether a signal has come (what a wait without [`alarm`] checks now and then).
+pub(super) fn signalled() -> bool {
+    matches!(ALARM.get(), Some(Some(alarm)) if alarm.heard.load(Ordering::SeqCst) != 0)
+}
+
+/// A signal has come: every command's group is ended, then this process as the signal
+/// would have ended it, unless it is ended elsewhere, where this returns and the caller's
+/// command, its group gone, ends.
+pub(super) fn heard() {
+    let Some(Some(alarm)) = ALARM.get() else {
+        return;
+    };
+    // Drained, so that a wait that goes on (`run`) does not wake again for it.
+    let mut byte = [0u8; 16];
+    while matches!((&alarm.wake).read(&mut byte), Ok(n) if n > 0) {}
+    for slot in &RUNNING {
+        if let Ok(pgid) = u32::try_from(slot.load(Ordering::SeqCst))
+            && pgid != 0
+        {
+            kill_group(pgid);
+        }
+    }
+    if !ENDED_ELSEWHERE.load(Ordering::SeqCst) {
+        end_as_heard(alarm);
+    }
+}
+
+/// Ends this process as the signal heard would have, if one was.
+fn end_as_heard(alarm: &Alarm) {
+    let heard = alarm.heard.load(Ordering::SeqCst);
+    if let Ok(number) = i32::try_from(heard)
+        && number != 0
+    {
+        let _ = signal_hook::low_level::emulate_default_handler(number);
+        // Not reached for these signals, whose default is to end.
+        std::process::exit(128 + number);
+    }
+}
+
+/// This process ends on those signals elsewhere: a signal only ends the groups.
+pub(crate) fn ended_elsewhere() {
+    ENDED_ELSEWHERE.store(true, Ordering::SeqCst);
+    if let Some(Some(alarm)) = ALARM.get() {
+        alarm.idle.store(false, Ordering::SeqCst);
+    }
+}
+
+/// The handlers (with the first command): each records its signal and wakes the waits,
+/// and ends this process itself while it is idle. `None` where every signal is ignored or
+/// a handler cannot be set (the signals then keep their default, as before any command).
+fn install() -> Option<Alarm> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let heeded = heeded(&[SIGINT, SIGTERM, SIGHUP]);
     if heeded.is_empty() {
-        return;
+        return None;
     }
-    let Ok(mut signals) = signal_hook::iterator::Signals::new(heeded) else {
-        return;
-    };
-    let _ = std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            let Some(number) = signals.forever().next() else {
-                return;
-            };
-            for slot in &RUNNING {
-                if let Ok(pgid) = u32::try_from(slot.load(Ordering::SeqCst))
-                    && pgid != 0
-                {
-                    kill_group(pgid);
-                }
-            }
-            if !ENDED_ELSEWHERE.load(Ordering::SeqCst) {
-                let _ = signal_hook::low_level::emulate_default_handler(number);
-                // Not reached for these signals, whose default is to end.
-                std::process::exit(128 + number);
-            }
-        });
+    // A pipe, not a socket pair: one object for the kernel to make, not two.
+    let (wake, writer) = std::io::pipe().ok()?;
+    // Every command's wait reads it when it is readable, and all but one find it empty.
+    rustix::io::ioctl_fionbio(&wake, true).ok()?;
+    let heard = Arc::new(AtomicUsize::new(0));
+    // Idle until every handler is set: one left half set (a registration failed) then still
+    // ends this process as the signal's default would, never leaves it caught and ignored.
+    let idle = Arc::new(AtomicBool::new(true));
+    for number in heeded {
+        let value = usize::try_from(number).ok()?;
+        signal_hook::flag::register_conditional_default(number, Arc::clone(&idle)).ok()?;
+        signal_hook::flag::register_usize(number, Arc::clone(&heard), value).ok()?;
+        signal_hook::low_level::pipe::register(number, writer.try_clone().ok()?).ok()?;
+    }
+    // Busy: the first command has started.
+    idle.store(false, Ordering::SeqCst);
+    Some(Alarm { wake, heard, idle })
 }
 
 /// Those of `signals` this process was not started ignoring. A signal ignored at start

@@ -699,6 +699,109 @@ fn a_command_ended_by_a_signal_ends_its_running_test_too() {
     }
 }
 
+/// The same signal while the step's preflight runs two gates at once, after its test has
+/// run and ended: both gates' groups end with the command, which ends as the signal ends a
+/// process, and nothing is recorded. Each command's wait hears the signal (no thread does),
+/// and between two commands the process is idle, so this is the path through both.
+#[test]
+fn a_signal_during_two_gates_at_once_after_the_test_ends_both_gates() {
+    let config = format!(
+        "{}\n[[preflight]]\nname = \"one\"\ncommand = \"sh gate.sh one\"\ngroup = \"g\"\n\
+         \n[[preflight]]\nname = \"two\"\ncommand = \"sh gate.sh two\"\ngroup = \"g\"\n",
+        crate::support::CONFIG
+    );
+    for (signal, number) in [("TERM", 15), ("INT", 2), ("HUP", 1)] {
+        let repo = TestRepo::with_config(&config);
+        // Each gate passes, unless told to loop: then it says its pid and loops.
+        repo.write(
+            "gate.sh",
+            "[ -e .git/loop ] || exit 0; echo $$ > .git/gate-$1; while :; do sleep 1; done\n",
+        );
+        repo.commit_all("gates");
+        repo.submit_plan(crate::support::PLAN).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.submit_test(RED, Some("FAIL")).expect(3);
+        repo.run(&["submit-work", "-s", "why", "--analysis-decision", "SUCCESS"])
+            .expect(0);
+        repo.write("add.sh", "echo 5\n");
+        std::fs::write(repo.dir().join(".git/loop"), "").expect("loop");
+        let tip = repo.tip();
+        let mut child = repo
+            .command(
+                "env",
+                [
+                    "--default-signal=HUP,INT,TERM",
+                    BIN,
+                    "submit-work",
+                    "-s",
+                    "s",
+                    "--test-command",
+                    RED,
+                ],
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start submit-work");
+        let started = std::time::Instant::now();
+        let read_pid = |name: &str| {
+            std::fs::read_to_string(repo.dir().join(".git").join(name))
+                .ok()
+                .and_then(|text| text.trim().parse::<i32>().ok())
+        };
+        let gates = loop {
+            if let (Some(one), Some(two)) = (read_pid("gate-one"), read_pid("gate-two")) {
+                break [one, two];
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "{signal}: the gates never both started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        // A signal that nothing heard would leave it waiting on its gates for ever.
+        let ended = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if ended.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                for pid in gates {
+                    let _ = std::process::Command::new("kill")
+                        .args(["-KILL", &format!("-{pid}")])
+                        .status();
+                }
+                panic!("{signal}: submit-work did not end");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.signal(), Some(number), "{signal}: {status:?}");
+        // Not a timing assertion of speed: a gate left running never ends at all.
+        let alive = |pid: i32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while gates.iter().any(|&pid| alive(pid)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let left: Vec<i32> = gates.into_iter().filter(|&pid| alive(pid)).collect();
+        for pid in &left {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &format!("-{pid}")])
+                .status();
+        }
+        assert!(left.is_empty(), "{signal}: the gates {left:?} run on");
+        assert_eq!(repo.tip(), tip, "{signal}: nothing recorded");
+    }
+}
+
 /// Started ignoring a signal (`nohup`, a script's `cmd &`, `trap '' HUP`), git-orchestrate
 /// and the test it runs keep ignoring it: the step runs to its end and is recorded.
 #[test]
