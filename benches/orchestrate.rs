@@ -60,6 +60,7 @@ fn main() {
         return;
     }
     machine_state();
+    link_order(Path::new(BIN));
     // Only the agent adapters, for a quick look: `GIT_ORCHESTRATE_BENCH=agents cargo bench`.
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("agents") {
         agent_bench(&Fixture::new(10_000).dir);
@@ -983,6 +984,47 @@ fn machine_state() {
             }
         );
     }
+}
+
+/// How many of link/hot-symbols.txt's names this build has, and how many of those lie
+/// first in its code (link/README.md): the names carry the compiler's and the dependencies'
+/// hashes, so an update leaves the list stale without failing the build, and the figures
+/// below lose what the order gave them. Printed, not asserted: `nm` may be missing.
+fn link_order(program: &Path) {
+    let listed: std::collections::HashSet<String> =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-symbols.txt"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+    let Ok(out) = Command::new("nm").arg("-n").arg(program).output() else {
+        println!("link order: not checked (no `nm`)");
+        return;
+    };
+    let text: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let (_, kind, name) = (words.next()?, words.next()?, words.next()?);
+            matches!(kind, "t" | "T").then(|| name.to_owned())
+        })
+        .collect();
+    let hot: Vec<usize> = (0..text.len())
+        .filter(|&at| listed.contains(&text[at]))
+        .collect();
+    let span = hot.last().map_or(0, |last| last + 1);
+    println!(
+        "link order: {} of the {} listed hot functions are in this build, within its first {} of {} functions{}",
+        hot.len(),
+        listed.len(),
+        span,
+        text.len(),
+        if hot.len() * 10 < listed.len() * 9 {
+            " (stale: regenerate with link/hot-symbols.sh)"
+        } else {
+            ""
+        }
+    );
 }
 
 /// The user and system CPU time of this process's waited-for children so far, theirs

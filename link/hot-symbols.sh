@@ -1,12 +1,17 @@
 #!/bin/bash
-# Regenerates link/hot-symbols.txt (link/README.md): the functions of a release build that a
-# passing `submit-work`, `get-task` and `status` run, in the order callgrind first lists them.
-# Usage: link/hot-symbols.sh [BINARY]   (default: target/release/git-orchestrate)
+# Regenerates link/hot-symbols.txt (link/README.md): the functions that a passing and a
+# failing `submit-work`, `get-task` and `status` run, in the order callgrind first lists them,
+# for each build given (their names differ: cargo's release and bench profiles hash them
+# apart), the first build's names first.
+# Usage: link/hot-symbols.sh BINARY...   (`cargo build --release`'s, then `cargo bench`'s)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$root/target/release/git-orchestrate}
-bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+[ $# -gt 0 ] || { echo "usage: $0 BINARY..." >&2; exit 2; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+: > "$work/names"
+for given in "$@"; do
+bin=$(cd "$(dirname "$given")" && pwd)/$(basename "$given")
+rm -rf "$work/repo"
 cd "$work"; git init -q --initial-branch=main repo; cd repo
 git config user.name Profile; git config user.email profile@example.invalid
 echo profile > README; mkdir -p docs/Plan_Doc; printf "# Plan\n## PR 1: the profile PR\n" > docs/Plan_Doc/Active_Plan.md
@@ -29,7 +34,7 @@ run 1 submit-work -s green --test-command "test -e done"
 run 2 submit-work -s true --test-command true
 run 3 get-task
 run 4 status
-python3 - "$work" > "$root/link/hot-symbols.txt" <<'P'
+python3 - "$work" >> "$work/names" <<'P'
 import re, sys
 seen = set()
 for n in range(1, 5):
@@ -39,4 +44,7 @@ for n in range(1, 5):
             seen.add(m.group(1))
             print(m.group(1))
 P
+done
+# The first build's names first, each name once.
+awk '!seen[$0]++' "$work/names" > "$root/link/hot-symbols.txt"
 wc -l < "$root/link/hot-symbols.txt"
