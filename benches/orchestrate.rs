@@ -35,6 +35,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "../link/order.rs"]
+mod order;
+
 use git_orchestrate::store::{FileChange, Store, TransitionWrite};
 use git_orchestrate::workflow::state::ExitRecord;
 use git_orchestrate::workflow::{Event, Expectation, StepId, StepType, TestRun, transition};
@@ -993,35 +996,21 @@ fn machine_state() {
 /// the list (one build's names of two); far fewer means regenerate. Printed, not asserted:
 /// `nm` may be missing.
 fn link_order(program: &Path) {
-    let listed: std::collections::HashSet<String> =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/link/hot-symbols.txt"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect();
-    let Ok(out) = Command::new("nm").arg("-n").arg(program).output() else {
-        println!("link order: not checked (no `nm`)");
-        return;
+    let placement = match order::placement(program) {
+        Ok(placement) => placement,
+        Err(e) => {
+            println!("link order: not checked ({e})");
+            return;
+        }
     };
-    let text: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split_whitespace();
-            let (_, kind, name) = (words.next()?, words.next()?, words.next()?);
-            matches!(kind, "t" | "T").then(|| name.to_owned())
-        })
-        .collect();
-    let hot: Vec<usize> = (0..text.len())
-        .filter(|&at| listed.contains(&text[at]))
-        .collect();
-    let span = hot.last().map_or(0, |last| last + 1);
+    let span = placement.hot.last().map_or(0, |last| last + 1);
     // Each build finds only its own profile's names (link/README.md): about half the list.
     println!(
         "link order: {} of the {} listed hot functions are in this build, within its first {} of {} functions",
-        hot.len(),
-        listed.len(),
+        placement.hot.len(),
+        placement.listed,
         span,
-        text.len(),
+        placement.text,
     );
 }
 

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Regenerates link/hot-symbols.txt (link/README.md): the functions that a passing and a
-# failing `submit-work`, `get-task` and `status` run, in the order callgrind first lists them,
+# Regenerates link/hot-symbols.txt (link/README.md): the functions that two passing
+# `submit-work`s at GREEN (a test through `sh`, and `true` started directly), `get-task` and
+# `status` run, in the order callgrind first lists them,
 # for each build given (their names differ: cargo's release and bench profiles hash them
 # apart), the first build's names first.
 # Usage: link/hot-symbols.sh BINARY...   (`cargo build --release`'s, then `cargo bench`'s)

@@ -629,6 +629,78 @@ fn kills_at_random_moments_of_a_write_leave_a_history_that_audits_clean() {
     repo.git(&["fsck", "--strict", "--no-progress"]);
 }
 
+/// Starts `submit-work -s s --test-command TEST` with each of HUP, INT and TERM at its
+/// default, whatever this test was started ignoring (a shell's `cargo test &` ignores INT):
+/// one ignored stays so (`a_signal_ignored_at_start_…` below).
+fn submit_with_default_signals(repo: &TestRepo, test: &str) -> std::process::Child {
+    repo.command(
+        "env",
+        [
+            "--default-signal=HUP,INT,TERM",
+            BIN,
+            "submit-work",
+            "-s",
+            "s",
+            "--test-command",
+            test,
+        ],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("start submit-work")
+}
+
+/// Polls `ready` until it gives a value; panics naming `what` after 60 s.
+fn wait_for<T>(what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(value) = ready() {
+            return value;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `kill -SIGNAL PID`.
+fn send(signal: &str, pid: u32) {
+    let sent = std::process::Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
+/// Asserts that each process group led by one of `pids` ends (their leaders' processes are
+/// gone within 30 s: not a timing assertion of speed, a group left running never ends at
+/// all); kills whatever is left first, so a failure leaves nothing looping.
+fn assert_all_end(signal: &str, pids: &[i32]) {
+    let alive = |pid: i32| std::path::Path::new(&format!("/proc/{pid}")).exists();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while pids.iter().any(|&pid| alive(pid)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left: Vec<i32> = pids.iter().copied().filter(|&pid| alive(pid)).collect();
+    for pid in &left {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &format!("-{pid}")])
+            .status();
+    }
+    assert!(left.is_empty(), "{signal}: {left:?} run on");
+}
+
+/// The pid a command under test wrote to `file`, once it has.
+fn pid_in(file: &std::path::Path) -> Option<i32> {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| text.trim().parse::<i32>().ok())
+}
+
 /// `git orchestrate submit-work` ended by SIGTERM, SIGINT or SIGHUP (a supervisor's `kill
 /// PID`, a client's tool timeout) while its test runs: the test, in a process group of its
 /// own, ends with it, and nothing is recorded. It ran on, orphaned, however long it looped.
@@ -642,59 +714,12 @@ fn a_command_ended_by_a_signal_ends_its_running_test_too() {
             "echo $$ > {}; while :; do sleep 1; done",
             pid_file.display()
         );
-        // Started with each signal's default, whatever this test was started ignoring (a
-        // shell's `cargo test &` ignores INT): one ignored stays so (the test below).
-        let mut child = repo
-            .command(
-                "env",
-                [
-                    "--default-signal=HUP,INT,TERM",
-                    BIN,
-                    "submit-work",
-                    "-s",
-                    "s",
-                    "--test-command",
-                    test.as_str(),
-                ],
-            )
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("start submit-work");
-        let started = std::time::Instant::now();
-        let test_pid = loop {
-            if let Ok(text) = std::fs::read_to_string(&pid_file)
-                && let Ok(pid) = text.trim().parse::<i32>()
-            {
-                break pid;
-            }
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(60),
-                "the test never started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        let killed = std::process::Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(killed.success());
+        let mut child = submit_with_default_signals(&repo, &test);
+        let test_pid = wait_for("the test never started", || pid_in(&pid_file));
+        send(signal, child.id());
         let status = child.wait().expect("submit-work ends");
         assert!(!status.success(), "{signal}: {status:?}");
-        // Not a timing assertion of speed: a test left running never ends at all.
-        let alive = |pid: i32| std::path::Path::new(&format!("/proc/{pid}")).exists();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while alive(test_pid) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let left = alive(test_pid);
-        if left {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &format!("-{test_pid}")])
-                .status();
-        }
-        assert!(!left, "{signal}: the test {test_pid} runs on");
+        assert_all_end(signal, &[test_pid]);
         assert_eq!(repo.tip(), tip, "{signal}: nothing recorded");
     }
 }
@@ -726,45 +751,12 @@ fn a_signal_during_two_gates_at_once_after_the_test_ends_both_gates() {
         repo.write("add.sh", "echo 5\n");
         std::fs::write(repo.dir().join(".git/loop"), "").expect("loop");
         let tip = repo.tip();
-        let mut child = repo
-            .command(
-                "env",
-                [
-                    "--default-signal=HUP,INT,TERM",
-                    BIN,
-                    "submit-work",
-                    "-s",
-                    "s",
-                    "--test-command",
-                    RED,
-                ],
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start submit-work");
-        let started = std::time::Instant::now();
-        let read_pid = |name: &str| {
-            std::fs::read_to_string(repo.dir().join(".git").join(name))
-                .ok()
-                .and_then(|text| text.trim().parse::<i32>().ok())
-        };
-        let gates = loop {
-            if let (Some(one), Some(two)) = (read_pid("gate-one"), read_pid("gate-two")) {
-                break [one, two];
-            }
-            assert!(
-                started.elapsed() < std::time::Duration::from_secs(60),
-                "{signal}: the gates never both started"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
-        let killed = std::process::Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(killed.success());
+        let mut child = submit_with_default_signals(&repo, RED);
+        let gate = |name: &str| pid_in(&repo.dir().join(".git").join(name));
+        let gates = wait_for(&format!("{signal}: the gates never both started"), || {
+            Some([gate("gate-one")?, gate("gate-two")?])
+        });
+        send(signal, child.id());
         // A signal that nothing heard would leave it waiting on its gates for ever.
         let ended = std::time::Instant::now();
         let status = loop {
@@ -785,19 +777,7 @@ fn a_signal_during_two_gates_at_once_after_the_test_ends_both_gates() {
         };
         use std::os::unix::process::ExitStatusExt as _;
         assert_eq!(status.signal(), Some(number), "{signal}: {status:?}");
-        // Not a timing assertion of speed: a gate left running never ends at all.
-        let alive = |pid: i32| std::path::Path::new(&format!("/proc/{pid}")).exists();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while gates.iter().any(|&pid| alive(pid)) && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let left: Vec<i32> = gates.into_iter().filter(|&pid| alive(pid)).collect();
-        for pid in &left {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &format!("-{pid}")])
-                .status();
-        }
-        assert!(left.is_empty(), "{signal}: the gates {left:?} run on");
+        assert_all_end(signal, &gates);
         assert_eq!(repo.tip(), tip, "{signal}: nothing recorded");
     }
 }
@@ -836,20 +816,9 @@ fn a_signal_ignored_at_start_stays_ignored_by_the_command_and_its_test() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start submit-work");
-    let started = std::time::Instant::now();
-    while !pid_file.exists() {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "the test never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for("the test never started", || pid_in(&pid_file));
     for signal in ["HUP", "INT", "TERM"] {
-        let sent = std::process::Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(sent.success());
+        send(signal, child.id());
     }
     // Long enough for a handler to have ended everything; the test then ends by itself.
     std::thread::sleep(std::time::Duration::from_millis(300));
