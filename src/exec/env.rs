@@ -240,12 +240,15 @@ fn canonical_all(dirs: &[&Path]) -> Vec<PathBuf> {
 /// whatever its depth: the kernel walks it once (`open` with `O_PATH`) and names what it
 /// reached (`/proc/self/fd`). glibc's `realpath` asks `readlink` of each component in turn,
 /// five calls for `/tmp/x/repo/.git`, and a call that runs a command resolves some thirty
-/// paths (its repository's, each PATH entry, the tools found there), so the link's name and
-/// its answer are made on the stack: one allocation, the result's. Wherever that fails or
-/// /proc does not name it plainly (no descriptor left, a link `fs.protected_symlinks` will
-/// not let `open` follow, /proc not mounted, a path removed meanwhile, an answer as long as
-/// the buffer), as std does: an entry judged by its resolved path must not be judged by its
-/// name instead because `open` failed where `realpath` would not.
+/// paths (27 in a `submit-work --test-command true`: its repository's, each PATH entry, the
+/// tools found there), so the link's name and its answer are made on the stack: the result
+/// is the one allocation (with rustix's copy of a path of 256 bytes or more for `open`).
+/// Wherever that fails or /proc does not name it plainly (no descriptor left, a link
+/// `fs.protected_symlinks` will not let `open` follow, /proc not mounted, a path removed
+/// meanwhile, an answer that fills the buffer: Linux gives at most 4095 bytes and refuses a
+/// longer one, but older kernels on large pages gave more), as std does: an entry judged by
+/// its resolved path must not be judged by its name instead because `open` failed where
+/// `realpath` would not.
 fn real_path(path: &Path) -> std::io::Result<PathBuf> {
     use rustix::fd::AsRawFd as _;
     use rustix::fs::{CWD, Mode, OFlags};

@@ -296,6 +296,17 @@ mod tests {
                 "{field:?}"
             );
         }
+        // Not UTF-8: a lone continuation byte or 0xFF at an end, or inside.
+        for field in [
+            &b"\xffName "[..],
+            b" Name\xa0",
+            b"\t\x80\t",
+            b" Na\xffme ",
+            b"\xc2",
+        ] {
+            let gix = field.as_bstr().trim().as_bstr();
+            assert_eq!(trimmed(field.as_bstr()), gix, "{field:?}");
+        }
     }
 
     proptest::proptest! {

@@ -679,7 +679,7 @@ fn send(signal: &str, pid: u32) {
 /// Asserts that each process group led by one of `pids` ends (their leaders' processes are
 /// gone within 30 s: not a timing assertion of speed, a group left running never ends at
 /// all); kills whatever is left first, so a failure leaves nothing looping.
-fn assert_all_end(signal: &str, pids: &[i32]) {
+fn assert_all_end(what: &str, pids: &[i32]) {
     let alive = |pid: i32| std::path::Path::new(&format!("/proc/{pid}")).exists();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while pids.iter().any(|&pid| alive(pid)) && std::time::Instant::now() < deadline {
@@ -691,7 +691,7 @@ fn assert_all_end(signal: &str, pids: &[i32]) {
             .args(["-KILL", &format!("-{pid}")])
             .status();
     }
-    assert!(left.is_empty(), "{signal}: {left:?} run on");
+    assert!(left.is_empty(), "{what} {left:?} run on");
 }
 
 /// The pid a command under test wrote to `file`, once it has.
@@ -719,7 +719,7 @@ fn a_command_ended_by_a_signal_ends_its_running_test_too() {
         send(signal, child.id());
         let status = child.wait().expect("submit-work ends");
         assert!(!status.success(), "{signal}: {status:?}");
-        assert_all_end(signal, &[test_pid]);
+        assert_all_end(&format!("{signal}: the test"), &[test_pid]);
         assert_eq!(repo.tip(), tip, "{signal}: nothing recorded");
     }
 }
@@ -777,7 +777,7 @@ fn a_signal_during_two_gates_at_once_after_the_test_ends_both_gates() {
         };
         use std::os::unix::process::ExitStatusExt as _;
         assert_eq!(status.signal(), Some(number), "{signal}: {status:?}");
-        assert_all_end(signal, &gates);
+        assert_all_end(&format!("{signal}: the gates"), &gates);
         assert_eq!(repo.tip(), tip, "{signal}: nothing recorded");
     }
 }
