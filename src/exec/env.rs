@@ -250,7 +250,6 @@ fn canonical_all(dirs: &[&Path]) -> Vec<PathBuf> {
 /// its resolved path must not be judged by its name instead because `open` failed where
 /// `realpath` would not.
 fn real_path(path: &Path) -> std::io::Result<PathBuf> {
-    use rustix::fd::AsRawFd as _;
     use rustix::fs::{CWD, Mode, OFlags};
     use std::os::unix::ffi::OsStrExt as _;
     let Ok(opened) = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) else {
@@ -258,10 +257,15 @@ fn real_path(path: &Path) -> std::io::Result<PathBuf> {
     };
     let mut link = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0";
     let prefix = b"/proc/self/fd/".len();
-    let digits = decimal(opened.as_raw_fd(), &mut link[prefix..]);
+    let fd = rustix::path::DecInt::from_fd(&opened);
+    let digits = fd.as_bytes();
+    let Some(slot) = link.get_mut(prefix..prefix + digits.len()) else {
+        return path.canonicalize();
+    };
+    slot.copy_from_slice(digits);
     // Left unset: zeroing 4 KB thirty times a call costs more than the rest of this.
     let mut buffer = [std::mem::MaybeUninit::<u8>::uninit(); 4096];
-    match rustix::fs::readlinkat_raw(CWD, &link[..prefix + digits], &mut buffer) {
+    match rustix::fs::readlinkat_raw(CWD, &link[..prefix + digits.len()], &mut buffer) {
         // An answer that filled the buffer may have been cut short.
         Ok((named, rest))
             if !rest.is_empty() && named.starts_with(b"/") && !named.ends_with(b" (deleted)") =>
@@ -270,28 +274,6 @@ fn real_path(path: &Path) -> std::io::Result<PathBuf> {
         }
         _ => path.canonicalize(),
     }
-}
-
-/// Writes `n`'s decimal digits at the start of `out` (long enough for any `i32`), giving how
-/// many; a negative `n` (no descriptor is) writes none.
-fn decimal(n: i32, out: &mut [u8]) -> usize {
-    let Ok(mut n) = u32::try_from(n) else {
-        return 0;
-    };
-    let mut digits = [0u8; 10];
-    let mut count = 0;
-    loop {
-        digits[count] = b'0' + (n % 10) as u8;
-        count += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for (at, digit) in digits[..count].iter().rev().enumerate() {
-        out[at] = *digit;
-    }
-    count
 }
 
 /// True when `entry` is a PATH entry that may name the machine's programs: absolute, not
@@ -616,17 +598,6 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-
-    /// The descriptor's name `real_path` asks /proc about, written without `format!`.
-    #[test]
-    fn decimal_writes_a_descriptors_digits() {
-        for n in [0, 7, 10, 12345, i32::MAX] {
-            let mut out = [0u8; 11];
-            let len = decimal(n, &mut out);
-            assert_eq!(&out[..len], n.to_string().as_bytes());
-        }
-        assert_eq!(decimal(-1, &mut [0u8; 11]), 0);
     }
 
     /// `real_path` gives what `canonicalize` gives, or fails where it fails: links absolute
